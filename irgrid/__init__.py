@@ -1,0 +1,32 @@
+"""irgrid: read, check and run OpenVINO IR models that use grid operators.
+
+    import irgrid
+    model = irgrid.read_model("model.xml")
+    problems = irgrid.check_model(model)
+    compiled = irgrid.compile_model(model)
+    outputs = compiled({"data": x, "grid": g})
+"""
+import os
+
+# libgomp's default wait policy spins after every parallel region; beside OpenVINO's own threads
+# (an OpenVINO extension op, a benchmark in the same process) that spinning measured a 20x slowdown
+# (NOTES.md). PASSIVE costs a few microseconds of wake-up per kernel call, which the benchmarks
+# report. It must be set before libgomp loads, i.e. before the first kernel import; a user's own
+# choice is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from .checker import check_model  # noqa: E402
+from .config import show_config  # noqa: E402
+from .errors import (  # noqa: E402
+    InputError, IRGridError, LayerAttributeError, ParseError, ShapeError, UnsupportedLayerError, WeightsError)
+from .ir.reader import read_model  # noqa: E402
+from .runtime.compiled import CompiledModel, compile_model  # noqa: E402
+from .threads import get_num_threads, set_num_threads  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "read_model", "check_model", "compile_model", "CompiledModel", "set_num_threads", "get_num_threads",
+    "show_config", "IRGridError", "ParseError", "WeightsError", "UnsupportedLayerError",
+    "LayerAttributeError", "ShapeError", "InputError", "__version__",
+]

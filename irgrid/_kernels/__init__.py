@@ -1,0 +1,1 @@
+"""Compiled Cython kernels (sources in the top-level cython_kernels/ folder)."""

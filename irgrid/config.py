@@ -1,0 +1,27 @@
+"""`irgrid.show_config()`: what this build and process will use."""
+from __future__ import annotations
+
+import os
+import sys
+
+from .threads import available_cores, get_num_threads
+
+
+def config() -> dict:
+    from . import __version__
+    from ._kernels import _openmp
+
+    return {
+        "irgrid": __version__,
+        "python": sys.version.split()[0],
+        "openmp": _openmp.openmp_enabled(),
+        "threads": get_num_threads(),
+        "available_cores": available_cores(),
+        "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
+    }
+
+
+def show_config() -> None:
+    """Print version, whether OpenMP was built in, and the thread count."""
+    for key, value in config().items():
+        print(f"{key:>16}: {value}")

@@ -1,0 +1,108 @@
+"""Shape and value inference over a whole model, shared by the checker and the executor.
+
+Layers are visited in topological order. Each op's `infer` sees its inputs' `TensorInfo`s (shape with
+unknown dims, element type, value when constant). Values propagate where they are known at compile
+time: Consts, `fold` hooks (ShapeOf of a static shape) and any layer whose inputs are all known, up to
+a size limit, so that shape subgraphs (ShapeOf -> Gather -> Concat -> Reshape) resolve statically.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .errors import IRGridError, ShapeError
+from .ir.dims import num_elements
+from .ir.model import Layer, Model
+from .registry import RunContext, TensorInfo
+from .threads import get_num_threads
+
+Key = tuple[str, int]  # (layer id, output index)
+
+
+@dataclass
+class Problem:
+    """One thing wrong with a model, located at a layer and (where it applies) a port."""
+
+    layer: Layer
+    port: int | None
+    message: str
+    kind: str = "shape"
+
+    def __str__(self) -> str:
+        return str(IRGridError(self.message, layer=self.layer, port=self.port))
+
+    def to_dict(self) -> dict:
+        return {"layer_id": self.layer.id, "layer_name": self.layer.name, "layer_type": self.layer.type,
+                "port": self.port, "kind": self.kind, "message": self.message}
+
+
+def parameter_info(layer: Layer) -> TensorInfo:
+    """The declared output of a Parameter."""
+    port = layer.outputs[0]
+    dims = layer.attrs.get("shape")
+    shape = port.shape if dims is None and port.dims else (None if dims is None else tuple(d.static for d in dims))
+    return TensorInfo(shape, layer.attrs["element_type"])
+
+
+def infer_model(model: Model, overrides: dict[str, TensorInfo] | None = None,
+                fold_limit: int | None = 1 << 16,
+                on_problem: Callable[[Problem], None] | None = None) -> dict[Key, TensorInfo]:
+    """Infer every output; `overrides` replace Parameter infos by layer id.
+
+    fold_limit caps the element count of values computed at inference time (None: no cap).
+    Problems go to `on_problem`; without it the first one is raised as its error.
+    """
+    infos: dict[Key, TensorInfo] = {}
+    ctx = RunContext(threads=get_num_threads())
+    for layer_id in model.order:
+        layer = model.layers[layer_id]
+        if layer.type == "Parameter":
+            infos[(layer_id, 0)] = (overrides or {}).get(layer_id) or parameter_info(layer)
+            continue
+        inputs = [infos.get((src.layer, src.output)) for src in
+                  (model.producer(layer, i) for i in range(len(layer.inputs)))]
+        if any(info is None for info in inputs):
+            continue  # an upstream layer already failed and was reported
+        try:
+            outputs = _infer_layer(layer, inputs, fold_limit, ctx)
+        except IRGridError as exc:
+            if on_problem is None:
+                raise
+            on_problem(Problem(layer, exc.port, exc.reason, kind=_kind(exc)))
+            continue
+        for index, info in enumerate(outputs):
+            infos[(layer_id, index)] = info
+    return infos
+
+
+def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
+                 ctx: RunContext) -> list[TensorInfo]:
+    if any(info.shape is None for info in inputs) and layer.type != "Result":
+        outputs = _unknown_rank_outputs(layer, inputs)
+    else:
+        outputs = layer.op.infer(layer, inputs)
+    if len(outputs) != len(layer.outputs) and layer.type != "Result":
+        raise ShapeError(f"produces {len(outputs)} outputs but the IR declares {len(layer.outputs)}",
+                         layer=layer)
+    if layer.op.fold is not None:
+        value = layer.op.fold(layer, inputs)
+        if value is not None:
+            outputs[0].value = value
+    elif inputs and all(info.value is not None for info in inputs) and layer.type != "Result":
+        sizes = [num_elements(o.shape) for o in outputs if o.shape is not None and None not in o.shape]
+        if len(sizes) == len(outputs) and (fold_limit is None or max(sizes, default=0) <= fold_limit):
+            values = layer.op.run(layer, [info.value for info in inputs], ctx)
+            for info, value in zip(outputs, values):
+                info.value = value
+    return outputs
+
+
+def _unknown_rank_outputs(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
+    """With an input of unknown rank, an op's outputs are taken as unknown too (checked at run time)."""
+    element_type = inputs[0].element_type
+    return [TensorInfo(None, port.element_type or element_type) for port in layer.outputs]
+
+
+def _kind(exc: IRGridError) -> str:
+    return type(exc).__name__.removesuffix("Error").lower()
+

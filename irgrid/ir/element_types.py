@@ -1,0 +1,75 @@
+"""OpenVINO element types and how irgrid holds them in numpy.
+
+numpy has no bfloat16, so bf16 tensors are widened to f32 when read (exactly: bf16 is the top half of
+an f32) and carried as f32; `Port.element_type` still says "bf16".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# IR element_type name -> (numpy dtype irgrid computes with, bytes per element in the .bin)
+_TYPES: dict[str, tuple[np.dtype, int]] = {
+    "f16": (np.dtype(np.float16), 2),
+    "bf16": (np.dtype(np.float32), 2),
+    "f32": (np.dtype(np.float32), 4),
+    "f64": (np.dtype(np.float64), 8),
+    "i8": (np.dtype(np.int8), 1),
+    "u8": (np.dtype(np.uint8), 1),
+    "i16": (np.dtype(np.int16), 2),
+    "u16": (np.dtype(np.uint16), 2),
+    "i32": (np.dtype(np.int32), 4),
+    "i64": (np.dtype(np.int64), 8),
+    "u32": (np.dtype(np.uint32), 4),
+    "u64": (np.dtype(np.uint64), 8),
+    "boolean": (np.dtype(np.bool_), 1),
+}
+
+# Port `precision` spellings of IR v10 ("FP32", "I64", "BOOL") mapped to element type names.
+_PRECISION_ALIASES = {
+    "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64", "bool": "boolean",
+    "i8": "i8", "u8": "u8", "i16": "i16", "u16": "u16", "i32": "i32", "i64": "i64",
+    "u32": "u32", "u64": "u64",
+}
+
+_BY_DTYPE = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+             np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8", np.dtype(np.int16): "i16",
+             np.dtype(np.uint16): "u16", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64",
+             np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64", np.dtype(np.bool_): "boolean"}
+
+SUPPORTED = tuple(_TYPES)
+
+
+def normalise(name: str) -> str | None:
+    """Canonical element type for an `element_type` or `precision` spelling, None if unknown."""
+    key = name.strip().lower()
+    if key in _TYPES:
+        return key
+    return _PRECISION_ALIASES.get(key)
+
+
+def numpy_dtype(element_type: str) -> np.dtype:
+    """The dtype irgrid computes with for a canonical element type."""
+    return _TYPES[element_type][0]
+
+
+def storage_size(element_type: str) -> int:
+    """Bytes per element in the .bin (2 for bf16, which irgrid widens to f32)."""
+    return _TYPES[element_type][1]
+
+
+def from_dtype(dtype: np.dtype) -> str:
+    """Element type name of a numpy dtype (bf16 arrays from ml_dtypes map to "bf16")."""
+    dtype = np.dtype(dtype)
+    if dtype.name == "bfloat16":
+        return "bf16"
+    try:
+        return _BY_DTYPE[dtype]
+    except KeyError:
+        raise ValueError(f"dtype {dtype} has no OpenVINO element type irgrid supports") from None
+
+
+def decode(raw: np.ndarray, element_type: str) -> np.ndarray:
+    """Turn raw little-endian storage into the array irgrid computes with (bf16 bits -> f32)."""
+    if element_type == "bf16":
+        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return raw.view(numpy_dtype(element_type))

@@ -1,0 +1,116 @@
+"""Helpers that many operators' shape inference shares."""
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..ir.dims import Shape, format_shape, num_elements
+from ..ir.model import Layer
+from ..registry import TensorInfo
+
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+
+
+def input_port(layer: Layer, index: int) -> int | None:
+    """The IR port id of input `index` (for error messages)."""
+    return layer.inputs[index].id if index < len(layer.inputs) else None
+
+
+def normalize_axis(axis: int, rank: int, layer: Layer, what: str = "axis") -> int:
+    if not -rank <= axis < rank:
+        raise ShapeError(f"{what} {axis} is out of range for rank {rank}", layer=layer)
+    return axis + rank if axis < 0 else axis
+
+
+def require_rank(info: TensorInfo, ranks: Sequence[int], layer: Layer, index: int, what: str) -> None:
+    if info.rank not in ranks:
+        want = " or ".join(map(str, ranks))
+        raise ShapeError(f"{what} must have rank {want}, got {format_shape(info.shape)}",
+                         layer=layer, port=input_port(layer, index))
+
+
+def require_float(info: TensorInfo, layer: Layer, index: int, what: str) -> None:
+    if info.element_type not in FLOAT_TYPES:
+        raise ShapeError(f"{what} must be a floating-point tensor, got {info.element_type}",
+                         layer=layer, port=input_port(layer, index))
+
+
+def merge_dim(a: int | None, b: int | None, layer: Layer, what: str, port: int | None = None) -> int | None:
+    """Two dims that must agree: the known one, or an error when both are known and differ."""
+    if a is not None and b is not None and a != b:
+        raise ShapeError(f"{what}: {a} != {b}", layer=layer, port=port)
+    return a if a is not None else b
+
+
+def broadcast(a: Shape, b: Shape, layer: Layer) -> Shape:
+    """numpy broadcasting over dims that may be unknown."""
+    if a is None or b is None:
+        return None
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x is None or y is None:
+            out.append(x if y is None else y)
+        elif x == y:
+            out.append(x)
+        else:
+            raise ShapeError(f"shapes {format_shape(a)} and {format_shape(b)} do not broadcast", layer=layer)
+    return tuple(out)
+
+
+def int_values(info: TensorInfo) -> list[int] | None:
+    """A constant integer input as a flat list, None when not known before run time."""
+    if info.value is None:
+        return None
+    return [int(v) for v in np.asarray(info.value).reshape(-1)]
+
+
+def compute_dtype(*arrays: np.ndarray) -> np.dtype:
+    """The float type a kernel computes in: f64 when any input is f64, else f32 (f16, bf16, ints)."""
+    if any(a.dtype == np.float64 for a in arrays):
+        return np.dtype(np.float64)
+    return np.dtype(np.float32)
+
+
+def output_buffer(ctx_out, index: int, shape: tuple[int, ...], dtype: np.dtype, layer: Layer) -> np.ndarray:
+    """The executor's preallocated output when it fits, else a fresh array (refused if it cannot fit)."""
+    if len(ctx_out) > index and ctx_out[index] is not None:
+        buffer = ctx_out[index]
+        if buffer.shape == tuple(shape) and buffer.dtype == dtype:
+            return buffer
+    return allocate(shape, dtype, layer)
+
+
+def allocate(shape: tuple[int, ...], dtype: np.dtype, layer: Layer) -> np.ndarray:
+    """np.empty, but an output larger than this machine's memory is an error, not a crash."""
+    size = num_elements(shape) * np.dtype(dtype).itemsize
+    if size > physical_memory():
+        raise ShapeError(f"output {format_shape(tuple(shape))} needs {size / 2**30:.1f} GiB, more than this "
+                         f"machine's {physical_memory() / 2**30:.1f} GiB", layer=layer)
+    return np.empty(shape, dtype)
+
+
+def physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def to_integer(values: np.ndarray, dtype: np.dtype, rounding=np.rint) -> np.ndarray:
+    """Float values to an integer type: NaN -> 0, rounded (half to even by default), saturated."""
+    info = np.iinfo(dtype)
+    # float(info.max) of a 64-bit type rounds up past the range; step back to the largest float inside.
+    hi = np.nextafter(np.float64(info.max), 0) if info.bits == 64 else info.max
+    with np.errstate(invalid="ignore"):
+        rounded = rounding(np.nan_to_num(values.astype(np.float64, copy=False), nan=0.0, posinf=hi, neginf=info.min))
+    return np.clip(rounded, info.min, hi).astype(dtype)

@@ -1,0 +1,45 @@
+"""Convert: element type conversion as OpenVINO's CPU plugin does it.
+
+Float to integer truncates toward zero and saturates to the target range (NaN becomes 0); to bf16
+rounds to nearest even on the bf16 grid (kept as f32, irgrid's carrier for bf16).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import element_types
+from ...ir.model import Layer
+from ..common import to_integer
+from ...registry import Attr, OpSpec, RunContext, TensorInfo, register
+
+
+def to_bf16_grid(x: np.ndarray) -> np.ndarray:
+    """Round f32 values to the nearest bf16 (ties to even), returned as f32."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = (bits + (0x7FFF + ((bits >> 16) & 1))) & np.uint32(0xFFFF0000)
+    rounded = np.where(np.isnan(x), bits | np.uint32(0x00400000), rounded)
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def convert(x: np.ndarray, element_type: str) -> np.ndarray:
+    dtype = element_types.numpy_dtype(element_type)
+    if element_type == "bf16":
+        return to_bf16_grid(x.astype(np.float32))
+    if dtype.kind in "iu" and x.dtype.kind == "f":
+        return to_integer(x, dtype, np.trunc)
+    if dtype.kind == "b":
+        return x != 0
+    return x.astype(dtype)
+
+
+def _infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
+    return [TensorInfo(inputs[0].shape, layer.attrs["destination_type"])]
+
+
+def _run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+    return [convert(inputs[0], layer.attrs["destination_type"])]
+
+
+register(OpSpec(type="Convert", versions=("opset1",), inputs=(1, 1),
+                attrs=(Attr("destination_type", "element_type"),), infer=_infer, run=_run,
+                summary="Element type conversion (numpy)."))

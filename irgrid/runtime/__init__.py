@@ -1,0 +1,1 @@
+"""Compiling a model into a plan and running it."""

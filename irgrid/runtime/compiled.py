@@ -1,0 +1,152 @@
+"""`compile_model`: a topological plan with constants folded and output buffers preallocated."""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..checker import declared_mismatches
+from ..errors import InputError, IRGridError, ShapeError
+from ..inference import Key, infer_model
+from ..ir import element_types
+from ..ir.dims import format_shape, is_static
+from ..ir.model import Layer, Model
+from ..ir.reader import read_model
+from ..ops.common import allocate
+from ..registry import RunContext, TensorInfo
+from ..shapes import ShapeArg, resolve_shapes
+from ..threads import get_num_threads
+
+
+@dataclass
+class _Step:
+    layer: Layer
+    inputs: list[Key]
+    out: list[np.ndarray | None]  # preallocated outputs (kernel layers with static shapes)
+    release: list[Key] = field(default_factory=list)  # values no later step needs
+
+
+class CompiledModel:
+    """A model ready to run: call it (or `infer`) with `{input name: array}`."""
+
+    def __init__(self, model: Model, shapes: ShapeArg | None = None, threads: int | None = None) -> None:
+        self.model = model
+        self.threads = threads
+        overrides, declared_hold = resolve_shapes(model, shapes)
+        infos = infer_model(model, overrides, fold_limit=None)  # raises the first problem
+        if declared_hold:
+            mismatches = declared_mismatches(model, infos)
+            if mismatches:
+                first = mismatches[0]
+                more = f" ({len(mismatches) - 1} more problems: run `irgrid check`)" if len(mismatches) > 1 else ""
+                raise ShapeError(first.message + more, layer=first.layer, port=first.port)
+        self.inputs = [(p, infos[(p.id, 0)]) for p in model.parameters]
+        self.outputs = [(model.output_name(r), model.producer(r, 0)) for r in model.results]
+        self._constants = {key: info.value for key, info in infos.items()
+                           if info.value is not None and model.layers[key[0]].type != "Parameter"}
+        self._steps = self._plan(infos)
+
+    def _plan(self, infos: dict[Key, TensorInfo]) -> list[_Step]:
+        steps = []
+        for layer_id in self.model.order:
+            layer = self.model.layers[layer_id]
+            if layer.type in ("Parameter", "Result") or (layer_id, 0) in self._constants:
+                continue
+            inputs = [(s.layer, s.output) for s in (self.model.producer(layer, i) for i in range(len(layer.inputs)))]
+            out = []
+            for index in range(len(layer.outputs)):
+                info = infos.get((layer_id, index))
+                static = layer.op.kernel and info is not None and is_static(info.shape)
+                dtype = element_types.numpy_dtype(info.element_type) if static else None
+                out.append(allocate(info.shape, dtype, layer) if static else None)
+            steps.append(_Step(layer, inputs, out))
+        kept = {(src.layer, src.output) for _, src in self.outputs}
+        last_use: dict[Key, int] = {}
+        for i, step in enumerate(steps):
+            for key in step.inputs:
+                last_use[key] = i
+        for key, i in last_use.items():
+            if key not in kept and key not in self._constants:
+                steps[i].release.append(key)
+        return steps
+
+    def _feed(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict[Key, np.ndarray]:
+        if not isinstance(inputs, Mapping):
+            if len(inputs) != len(self.inputs):
+                raise InputError(f"expected {len(self.inputs)} inputs, got {len(inputs)}")
+            inputs = {p.name: a for (p, _), a in zip(self.inputs, inputs)}
+        remaining = dict(inputs)
+        values = {}
+        for parameter, info in self.inputs:
+            names = self.model.input_names(parameter)
+            found = [n for n in names if n in remaining]
+            if not found:
+                raise InputError(f"input {names[0]!r} is missing (given: {', '.join(map(str, inputs)) or 'none'})")
+            array = np.asarray(remaining.pop(found[0]))
+            values[(parameter.id, 0)] = _check_input(parameter, info, array)
+        if remaining:
+            raise InputError(f"the model has no input named {next(iter(remaining))!r} "
+                             f"(inputs: {', '.join(self.model.input_names(p)[0] for p, _ in self.inputs)})")
+        return values
+
+    def infer(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> "OrderedDict[str, np.ndarray]":
+        """Run the model; returns `{output name: array}` in model output order."""
+        values = self._feed(inputs)
+        values.update(self._constants)
+        ctx_threads = self.threads or get_num_threads()
+        for step in self._steps:
+            args = [values[key] for key in step.inputs]
+            try:
+                results = step.layer.op.run(step.layer, args, RunContext(ctx_threads, step.out))
+            except IRGridError:
+                raise
+            except (ValueError, IndexError, ZeroDivisionError, TypeError) as exc:
+                raise ShapeError(f"failed at run time: {exc}", layer=step.layer) from None
+            for index, value in enumerate(results):
+                values[(step.layer.id, index)] = value
+            for key in step.release:
+                values.pop(key, None)
+        buffers = [b for step in self._steps for b in step.out if b is not None]
+        outputs = OrderedDict()
+        for name, src in self.outputs:
+            value = values[(src.layer, src.output)]
+            # Preallocated buffers are reused by the next call; constants are read-only views.
+            if not value.flags.writeable or any(np.may_share_memory(value, b) for b in buffers):
+                value = value.copy()
+            outputs[name] = value
+        return outputs
+
+    __call__ = infer
+
+
+def _check_input(parameter: Layer, info: TensorInfo, array: np.ndarray) -> np.ndarray:
+    name = parameter.name
+    element_type = info.element_type
+    expected = element_types.numpy_dtype(element_type)
+    if element_type == "bf16" and array.dtype.name == "bfloat16":
+        array = array.astype(np.float32)
+    if array.dtype != expected:
+        raise InputError(f"input {name!r} must be {element_type} ({expected}), got {array.dtype}")
+    shape = info.shape
+    if shape is not None:
+        if array.ndim != len(shape):
+            raise InputError(f"input {name!r} must have rank {len(shape)} {format_shape(shape)}, "
+                             f"got shape {list(array.shape)}")
+        bad = [i for i, (d, a) in enumerate(zip(shape, array.shape)) if d is not None and d != a]
+        if bad:
+            raise InputError(f"input {name!r} must have shape {format_shape(shape)}, got "
+                             f"{list(array.shape)} (dim {', '.join(map(str, bad))})")
+    return array
+
+
+def compile_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = None,
+                  threads: int | None = None) -> CompiledModel:
+    """Read (if given a path), check and plan a model; `threads` overrides the global knob."""
+    if not isinstance(model, Model):
+        model = read_model(model)
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    return CompiledModel(model, shapes, threads)

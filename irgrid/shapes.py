@@ -1,0 +1,40 @@
+"""Resolving user-given input shapes (`shapes={"feat": (1, 256, 50, 84)}`) against a model."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from .errors import InputError
+from .ir.model import Layer, Model
+from .inference import parameter_info
+from .registry import TensorInfo
+
+ShapeArg = Mapping[str, Sequence[int | None]]
+
+
+def find_parameter(model: Model, name: str) -> Layer:
+    """The Parameter answering to `name` (its layer name or any of its tensor names)."""
+    for parameter in model.parameters:
+        if name in model.input_names(parameter):
+            return parameter
+    known = ", ".join(model.input_names(p)[0] for p in model.parameters)
+    raise InputError(f"the model has no input named {name!r} (inputs: {known})")
+
+
+def resolve_shapes(model: Model, shapes: ShapeArg | None) -> tuple[dict[str, TensorInfo], bool]:
+    """Parameter overrides by layer id, and whether the IR's declared dims still hold.
+
+    Shapes that fit the Parameters' declared dims specialise the model, so every declared dim stays
+    a constraint to check; shapes that contradict them reshape it, and the declared dims downstream
+    describe the old shapes, so they are not compared.
+    """
+    overrides: dict[str, TensorInfo] = {}
+    declared_hold = True
+    for name, dims in (shapes or {}).items():
+        parameter = find_parameter(model, name)
+        shape = tuple(None if d is None or int(d) < 0 else int(d) for d in dims)
+        declared = parameter_info(parameter).shape
+        if declared is not None and (len(declared) != len(shape) or any(
+                a is not None and b is not None and a != b for a, b in zip(declared, shape))):
+            declared_hold = False
+        overrides[parameter.id] = TensorInfo(shape, parameter.attrs["element_type"])
+    return overrides, declared_hold

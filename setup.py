@@ -1,0 +1,37 @@
+"""Build the Cython kernels in cython_kernels/ into irgrid._kernels, with OpenMP where the compiler has it."""
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+KERNELS = ["_openmp", "prior_grid", "grid_sample"]  # all use prange or report on OpenMP
+
+
+def openmp_flags() -> list[str]:
+    """-fopenmp when the C compiler accepts it (a 1-thread build otherwise), unless IRGRID_NO_OPENMP."""
+    if os.environ.get("IRGRID_NO_OPENMP") or sys.platform == "win32":
+        return []
+    cc = os.environ.get("CC", "cc")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp, "t.c")
+        src.write_text("#include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n")
+        try:
+            ok = subprocess.run([cc, "-fopenmp", str(src), "-o", str(Path(tmp, "t"))],
+                                capture_output=True).returncode == 0
+        except OSError:
+            ok = False
+    return ["-fopenmp"] if ok else []
+
+
+omp = openmp_flags()
+extensions = [
+    Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"],
+              extra_compile_args=["-O3", *omp], extra_link_args=omp)
+    for name in KERNELS
+]
+setup(ext_modules=cythonize(extensions, include_path=["cython_kernels"],
+                            compiler_directives={"language_level": 3}))
