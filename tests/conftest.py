@@ -1,0 +1,32 @@
+"""Shared fixtures: OpenVINO as an oracle (always at f32: this CPU defaults to bf16)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+@pytest.fixture(scope="session")
+def ov_core():
+    import openvino as ov
+
+    return ov.Core()
+
+
+@pytest.fixture
+def ov_run(ov_core):
+    """Run an IR (path or ov.Model) on OpenVINO's CPU plugin at f32; returns the list of outputs."""
+
+    def run(model, inputs):
+        compiled = ov_core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        result = compiled(list(inputs))
+        return [np.asarray(result[out]) for out in compiled.outputs]
+
+    return run
