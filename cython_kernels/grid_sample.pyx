@@ -2,7 +2,7 @@
 """GridSample for any number r of spatial dims: nearest, N-linear and N-cubic, three paddings.
 
 For each output point the taps (flat offsets into one channel plane, and weights) are computed once,
-then applied to every channel. Per spatial dim k there are 1, 2 or 4 taps; their outer product gives
+then applied to every channel, one channel plane at a time over a chunk of points. Per spatial dim k there are 1, 2 or 4 taps; their outer product gives
 the point's taps, outermost dim first, so the summation order is fixed and results never depend on
 the thread count. Semantics follow ONNX GridSample-22 as settled in NOTES.md:
 - nearest: round half to even, then pad the integer index;
@@ -14,7 +14,6 @@ the thread count. Semantics follow ONNX GridSample-22 as settled in NOTES.md:
 from cython.parallel cimport prange
 from cython cimport floating
 from libc.math cimport fabs, NAN
-from libc.stdlib cimport malloc, free
 
 from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC,
@@ -23,7 +22,10 @@ from interpolation cimport (
 )
 
 cdef enum:
-    POINTS_PER_CHUNK = 256  # fixed work unit: independent of the thread count
+    # Taps buffered per block of points (block size = MAX_TAPS // taps per point): small enough for
+    # L1, fixed, so results never depend on the thread count. Also the most taps one point may have.
+    MAX_TAPS = 1024
+    MAX_RANK = 64
 
 cdef enum PointStatus:
     POINT_OK = 0
@@ -96,34 +98,33 @@ cdef PointStatus dim_taps(floating g, Py_ssize_t length, Py_ssize_t stride, int 
     return POINT_OK if n > 0 else POINT_ZERO
 
 
-cdef int sample_points(const floating* x, const floating* grid, floating* y, Py_ssize_t channels,
+cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_ssize_t channels,
                        Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides,
                        Py_ssize_t plane, Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding,
-                       bint align_corners, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
-    """Output points [start, stop) of the flattened (batch, point) range; returns 1 if out of memory.
+                       bint align_corners, Py_ssize_t batch_index, Py_ssize_t start,
+                       Py_ssize_t stop) noexcept nogil:
+    """Output points [start, stop) of batch item `batch_index` (at most MAX_TAPS // max_taps points).
 
-    x: (N, C, *dims), grid: (N, points, rank), y: (N, C, points), all contiguous.
+    x: (N, C, *dims), grid: (N, points, rank), y: (N, C, points), all contiguous. The block's taps
+    are computed once into stack buffers that stay in L1, then every channel reads them, writing
+    the block's outputs contiguously.
     """
-    cdef Py_ssize_t* dim_off = <Py_ssize_t*>malloc(4 * rank * sizeof(Py_ssize_t))
-    cdef floating* dim_w = <floating*>malloc(4 * rank * sizeof(floating))
-    cdef Py_ssize_t* dim_n = <Py_ssize_t*>malloc(rank * sizeof(Py_ssize_t))
-    cdef Py_ssize_t* tap_off = <Py_ssize_t*>malloc(max_taps * sizeof(Py_ssize_t))
-    cdef floating* tap_w = <floating*>malloc(max_taps * sizeof(floating))
-    cdef Py_ssize_t q, b, p, k, j, e, c, t, n_taps
+    cdef Py_ssize_t dim_off[4 * MAX_RANK]
+    cdef floating dim_w[4 * MAX_RANK]
+    cdef Py_ssize_t dim_n[MAX_RANK]
+    cdef Py_ssize_t tap_off[MAX_TAPS]
+    cdef floating tap_w[MAX_TAPS]
+    cdef Py_ssize_t tap_n[MAX_TAPS]
+    cdef Py_ssize_t n = stop - start, i, k, j, e, c, t, count, dn
+    cdef Py_ssize_t* off
+    cdef floating* wt
     cdef PointStatus status
     cdef const floating* g
-    cdef const floating* xb
-    cdef floating* yp
-    cdef floating acc, fill
-    cdef int failed = 0
-    if dim_off == NULL or dim_w == NULL or dim_n == NULL or tap_off == NULL or tap_w == NULL:
-        failed = 1
-        start = stop
-    for q in range(start, stop):
-        b = q // points
-        p = q - b * points
-        g = grid + q * rank
-        yp = y + b * channels * points + p
+    cdef const floating* xc
+    cdef floating* yc
+    cdef floating acc
+    for i in range(n):
+        g = grid + (batch_index * points + start + i) * rank
         status = POINT_OK
         for k in range(rank):  # k: spatial dim, outermost first; the grid lists innermost first
             status = dim_taps(g[rank - 1 - k], dims[k], strides[k], mode, padding, align_corners,
@@ -131,33 +132,40 @@ cdef int sample_points(const floating* x, const floating* grid, floating* y, Py_
             if status != POINT_OK:
                 break
         if status != POINT_OK:
-            fill = NAN if status == POINT_NAN else 0
-            for c in range(channels):
-                yp[c * points] = fill
+            tap_n[i] = -1 if status == POINT_NAN else 0
             continue
-        # Outer product of the per-dim taps, outermost dim major.
-        tap_off[0] = 0
-        tap_w[0] = 1
-        n_taps = 1
+        # Outer product of the per-dim taps, outermost dim major, expanded in place from the back.
+        off = tap_off + i * max_taps
+        wt = tap_w + i * max_taps
+        off[0] = 0
+        wt[0] = 1
+        count = 1
         for k in range(rank):
-            for e in range(n_taps - 1, -1, -1):
-                for j in range(dim_n[k] - 1, -1, -1):
-                    tap_off[e * dim_n[k] + j] = tap_off[e] + dim_off[4 * k + j]
-                    tap_w[e * dim_n[k] + j] = tap_w[e] * dim_w[4 * k + j]
-            n_taps *= dim_n[k]
-        xb = x + b * channels * plane
-        for c in range(channels):
-            acc = 0
-            for t in range(n_taps):
-                acc = acc + tap_w[t] * xb[tap_off[t]]
-            yp[c * points] = acc
-            xb += plane
-    free(dim_off)
-    free(dim_w)
-    free(dim_n)
-    free(tap_off)
-    free(tap_w)
-    return failed
+            dn = dim_n[k]
+            for e in range(count - 1, -1, -1):
+                for j in range(dn - 1, -1, -1):
+                    off[e * dn + j] = off[e] + dim_off[4 * k + j]
+                    wt[e * dn + j] = wt[e] * dim_w[4 * k + j]
+            count *= dn
+        tap_n[i] = count
+    for c in range(channels):
+        xc = x + (batch_index * channels + c) * plane
+        yc = y + (batch_index * channels + c) * points + start
+        for i in range(n):
+            count = tap_n[i]
+            off = tap_off + i * max_taps
+            wt = tap_w + i * max_taps
+            if count == 4:  # the common interior bilinear point, unrolled (same summation order)
+                yc[i] = wt[0] * xc[off[0]] + wt[1] * xc[off[1]] + wt[2] * xc[off[2]] + wt[3] * xc[off[3]]
+            elif count == 1:
+                yc[i] = wt[0] * xc[off[0]]
+            elif count <= 0:
+                yc[i] = NAN if count < 0 else 0
+            else:
+                acc = wt[0] * xc[off[0]]
+                for t in range(1, count):
+                    acc = acc + wt[t] * xc[off[t]]
+                yc[i] = acc
 
 
 def grid_sample(const floating[::1] x, const floating[::1] grid, floating[::1] y, Py_ssize_t batch,
@@ -165,12 +173,11 @@ def grid_sample(const floating[::1] x, const floating[::1] grid, floating[::1] y
                 int padding, bint align_corners, int num_threads) -> None:
     """Sample flattened x (batch, channels, *dims) at flattened grid (batch, points, rank) into y."""
     cdef Py_ssize_t rank = dims.shape[0]
-    cdef Py_ssize_t plane = 1, max_taps = 1, k, chunk, start, stop, total = batch * points
-    cdef Py_ssize_t n_chunks = (total + POINTS_PER_CHUNK - 1) // POINTS_PER_CHUNK
-    cdef Py_ssize_t[64] strides
-    cdef int failed = 0
-    if rank < 1 or rank > 64:
-        raise ValueError("rank must be in 1..64")
+    cdef Py_ssize_t plane = 1, max_taps = 1, k, chunk, start, stop, b
+    cdef Py_ssize_t chunk_points, chunks_per_item, n_chunks
+    cdef Py_ssize_t[MAX_RANK] strides
+    if rank < 1 or rank > MAX_RANK:
+        raise ValueError(f"rank must be in 1..{MAX_RANK}")
     if mode not in (MODE_NEAREST, MODE_LINEAR, MODE_CUBIC) or padding not in (PAD_ZEROS, PAD_BORDER, PAD_REFLECTION):
         raise ValueError("unknown mode or padding")
     for k in range(rank - 1, -1, -1):
@@ -179,14 +186,18 @@ def grid_sample(const floating[::1] x, const floating[::1] grid, floating[::1] y
         strides[k] = plane
         plane *= dims[k]
         max_taps *= 1 if mode == MODE_NEAREST else (2 if mode == MODE_LINEAR else 4)
-    if x.shape[0] != batch * channels * plane or grid.shape[0] != total * rank or y.shape[0] != batch * channels * points:
+    if x.shape[0] != batch * channels * plane or grid.shape[0] != batch * points * rank or y.shape[0] != batch * channels * points:
         raise ValueError("buffer sizes do not match the shapes")
-    if total == 0 or channels == 0:
+    if batch == 0 or points == 0 or channels == 0:
         return
+    if max_taps > MAX_TAPS:
+        raise ValueError(f"{max_taps} taps per point exceed the kernel's {MAX_TAPS}")
+    chunk_points = MAX_TAPS // max_taps
+    chunks_per_item = (points + chunk_points - 1) // chunk_points
+    n_chunks = batch * chunks_per_item
     for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=max(num_threads, 1)):
-        start = chunk * POINTS_PER_CHUNK
-        stop = min(start + POINTS_PER_CHUNK, total)
-        failed += sample_points(&x[0], &grid[0], &y[0], channels, rank, &dims[0], strides, plane, points,
-                                max_taps, mode, padding, align_corners, start, stop)
-    if failed:
-        raise MemoryError("GridSample could not allocate its tap buffers")
+        b = chunk // chunks_per_item
+        start = (chunk - b * chunks_per_item) * chunk_points
+        stop = min(start + chunk_points, points)
+        sample_block(&x[0], &grid[0], &y[0], channels, rank, &dims[0], strides, plane, points,
+                     max_taps, mode, padding, align_corners, b, start, stop)
