@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("model")
     check.add_argument("-shape", dest="shape", action="append", default=[])
     check.add_argument("--json", action="store_true", help="print problems as JSON")
-    commands.add_parser("ops", help="list the supported layers")
+    ops = commands.add_parser("ops", help="list the supported layers")
+    ops.add_argument("--markdown", action="store_true", help="as the README's table")
     commands.add_parser("config", help="show version, OpenMP and threads")
     return parser
 
@@ -192,10 +193,16 @@ def _check(args) -> int:
 
 
 def _ops(args) -> int:
-    from .registry import all_specs
+    from .registry import support_table
 
-    for spec in all_specs():
-        print(f"{spec.type:<42} {', '.join(spec.versions):<28} {'Cython' if spec.kernel else 'numpy':<7} {spec.summary}")
+    rows = support_table()
+    if args.markdown:
+        print("| type | versions | runs on | what |\n|---|---|---|---|")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+    else:
+        for type_, versions, engine, summary in rows:
+            print(f"{type_:<40} {versions:<32} {engine:<7} {summary}")
     return 0
 
 

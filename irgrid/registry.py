@@ -127,7 +127,7 @@ InferFn = Callable[[Layer, list[TensorInfo]], list[TensorInfo]]
 RunFn = Callable[[Layer, list[np.ndarray], RunContext], list[np.ndarray]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OpSpec:
     """Everything irgrid knows about one operator type in some versions."""
 
@@ -187,6 +187,13 @@ def all_specs() -> list[OpSpec]:
     """Each registered OpSpec once, in registration order."""
     _load_ops()
     return list(dict.fromkeys(_REGISTRY.values()))
+
+
+def support_table() -> list[tuple[str, str, str, str]]:
+    """(type, versions, engine, summary) per operator: the README's table and `irgrid ops`."""
+    specs = sorted(all_specs(), key=lambda spec: not spec.kernel)  # grid operators first
+    return [(spec.type, ", ".join(spec.versions), "Cython" if spec.kernel else "numpy", spec.summary)
+            for spec in specs]
 
 
 def _load_ops() -> None:

@@ -99,4 +99,4 @@ register(OpSpec(
            Attr("padding_mode", "str", default="zeros", allowed=tuple(PADDINGS))),
     infer=_infer, run=_run, kernel=True,
     summary="opset9: OpenVINO GridSample-9 (4-D). irgrid1: ONNX GridSample-16/20/22 and com.microsoft, "
-            "any rank. Modes nearest | (bi)linear | (bi)cubic; paddings zeros | border | reflection."))
+            "any rank. Modes nearest, (bi)linear, (bi)cubic; paddings zeros, border, reflection."))
