@@ -31,10 +31,8 @@ _PRECISION_ALIASES = {
     "u32": "u32", "u64": "u64",
 }
 
-_BY_DTYPE = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
-             np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8", np.dtype(np.int16): "i16",
-             np.dtype(np.uint16): "u16", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64",
-             np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64", np.dtype(np.bool_): "boolean"}
+# bf16 is carried as f32, so an f32 array maps back to "f32".
+_BY_DTYPE = {dtype: name for name, (dtype, _) in _TYPES.items() if name != "bf16"}
 
 SUPPORTED = tuple(_TYPES)
 
