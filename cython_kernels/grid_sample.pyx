@@ -17,7 +17,7 @@ from libc.math cimport fabs, NAN
 
 from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC,
-    guarded_floor, guarded_rint, denormalize, clamp_to_extent, reflect_coordinate,
+    clamp_coordinate, guarded_floor, guarded_rint, denormalize, clamp_to_extent, reflect_coordinate,
     reflect_index, clamp_index, cubic_weights,
 )
 
@@ -63,7 +63,8 @@ cdef PointStatus dim_taps(floating g, Py_ssize_t length, Py_ssize_t stride, int 
         weights[0] = 1
         count[0] = 1
         return POINT_OK
-    x = denormalize(g, length, align_corners)
+    # Clamped to +-2**52 so that floor(x) and x - floor(x) stay meaningful for huge finite x.
+    x = clamp_coordinate(denormalize(g, length, align_corners))
     if mode == MODE_NEAREST:
         i = pad_tap(guarded_rint(x), length, padding, align_corners)
         if i < 0:
@@ -131,6 +132,10 @@ cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_
                               dim_off + 4 * k, dim_w + 4 * k, dim_n + k)
             if status != POINT_OK:
                 break
+        if status == POINT_ZERO:  # a NaN in a later coordinate still makes the point NaN
+            for k in range(k + 1, rank):
+                if g[rank - 1 - k] != g[rank - 1 - k]:
+                    status = POINT_NAN
         if status != POINT_OK:
             tap_n[i] = -1 if status == POINT_NAN else 0
             continue

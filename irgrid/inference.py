@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import IRGridError, ShapeError
+import numpy as np
+
 from .ir.dims import num_elements
+from .ir.element_types import round_to_bf16
 from .ir.model import Layer, Model
 from .registry import RunContext, TensorInfo
 from .threads import get_num_threads
@@ -91,10 +94,18 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
     elif inputs and all(info.value is not None for info in inputs) and layer.type != "Result":
         sizes = [num_elements(o.shape) for o in outputs if o.shape is not None and None not in o.shape]
         if len(sizes) == len(outputs) and (fold_limit is None or max(sizes, default=0) <= fold_limit):
-            values = layer.op.run(layer, [info.value for info in inputs], ctx)
+            values = run_layer(layer, [info.value for info in inputs], ctx, [o.element_type for o in outputs])
             for info, value in zip(outputs, values):
                 info.value = value
     return outputs
+
+
+def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str]) -> list[np.ndarray]:
+    """Run one layer. bf16 outputs, carried as f32 and computed in f32, are rounded to bf16 as a bf16
+    tensor would store them (a no-op after layers that only move data)."""
+    values = layer.op.run(layer, args, ctx)
+    return [round_to_bf16(value) if element_type == "bf16" and value.dtype == np.float32 else value
+            for value, element_type in zip(values, output_types)]
 
 
 def _unknown_rank_outputs(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:

@@ -71,3 +71,12 @@ def decode(raw: np.ndarray, element_type: str) -> np.ndarray:
     if element_type == "bf16":
         return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
     return raw.view(numpy_dtype(element_type))
+
+
+def round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """Round values to the nearest bf16 (ties to even), returned as f32, irgrid's bf16 carrier."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32)
+    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1)))) & np.uint32(0xFFFF0000)
+    quiet_nan = bits | np.uint32(0x00400000)  # keep NaN a NaN (rounding could carry it into Inf)
+    return np.where(np.isnan(x), quiet_nan & np.uint32(0xFFFF0000), rounded).astype(np.uint32).view(np.float32)

@@ -112,5 +112,8 @@ def to_integer(values: np.ndarray, dtype: np.dtype, rounding=np.rint) -> np.ndar
     # float(info.max) of a 64-bit type rounds up past the range; step back to the largest float inside.
     hi = np.nextafter(np.float64(info.max), 0) if info.bits == 64 else info.max
     with np.errstate(invalid="ignore"):
-        rounded = rounding(np.nan_to_num(values.astype(np.float64, copy=False), nan=0.0, posinf=hi, neginf=info.min))
-    return np.clip(rounded, info.min, hi).astype(dtype)
+        rounded = rounding(np.nan_to_num(values.astype(np.float64, copy=False), nan=0.0, posinf=np.inf,
+                                         neginf=-np.inf))
+    result = np.clip(rounded, info.min, hi).astype(dtype)
+    result[rounded > hi] = info.max  # hi < info.max only for 64-bit types
+    return result

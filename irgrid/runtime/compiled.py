@@ -10,7 +10,7 @@ import numpy as np
 
 from ..checker import declared_mismatches
 from ..errors import InputError, IRGridError, ShapeError
-from ..inference import Key, infer_model
+from ..inference import Key, infer_model, run_layer
 from ..ir import element_types
 from ..ir.dims import format_shape, is_static
 from ..ir.model import Layer, Model
@@ -26,6 +26,7 @@ class _Step:
     layer: Layer
     inputs: list[Key]
     out: list[np.ndarray | None]  # preallocated outputs (kernel layers with static shapes)
+    types: list[str]  # output element types
     release: list[Key] = field(default_factory=list)  # values no later step needs
 
 
@@ -62,7 +63,8 @@ class CompiledModel:
                 static = layer.op.kernel and info is not None and is_static(info.shape)
                 dtype = element_types.numpy_dtype(info.element_type) if static else None
                 out.append(allocate(info.shape, dtype, layer) if static else None)
-            steps.append(_Step(layer, inputs, out))
+            types = [infos[(layer_id, i)].element_type for i in range(len(layer.outputs))]
+            steps.append(_Step(layer, inputs, out, types))
         kept = {(src.layer, src.output) for _, src in self.outputs}
         last_use: dict[Key, int] = {}
         for i, step in enumerate(steps):
@@ -100,7 +102,7 @@ class CompiledModel:
         for step in self._steps:
             args = [values[key] for key in step.inputs]
             try:
-                results = step.layer.op.run(step.layer, args, RunContext(ctx_threads, step.out))
+                results = run_layer(step.layer, args, RunContext(ctx_threads, step.out), step.types)
             except IRGridError:
                 raise
             except (ValueError, IndexError, ZeroDivisionError, TypeError) as exc:

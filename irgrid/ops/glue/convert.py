@@ -13,18 +13,10 @@ from ..common import to_integer
 from ...registry import Attr, OpSpec, RunContext, TensorInfo, register
 
 
-def to_bf16_grid(x: np.ndarray) -> np.ndarray:
-    """Round f32 values to the nearest bf16 (ties to even), returned as f32."""
-    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
-    rounded = (bits + (0x7FFF + ((bits >> 16) & 1))) & np.uint32(0xFFFF0000)
-    rounded = np.where(np.isnan(x), bits | np.uint32(0x00400000), rounded)
-    return rounded.astype(np.uint32).view(np.float32)
-
-
 def convert(x: np.ndarray, element_type: str) -> np.ndarray:
     dtype = element_types.numpy_dtype(element_type)
     if element_type == "bf16":
-        return to_bf16_grid(x.astype(np.float32))
+        return element_types.round_to_bf16(x)
     if dtype.kind in "iu" and x.dtype.kind == "f":
         return to_integer(x, dtype, np.trunc)
     if dtype.kind == "b":
