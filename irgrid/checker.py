@@ -51,6 +51,8 @@ def _mismatch(port: Port, info: TensorInfo, direction: str) -> str | None:
     if info.shape is None:
         return None
     declared: tuple[Dim, ...] = port.dims
+    if not declared:  # IR v11 writes both scalars and dynamic-rank ports without <dim>: undecidable
+        return None
     inferred = format_shape(info.shape)
     if len(declared) != len(info.shape):
         return f"{direction} shape is {inferred} but the IR declares {format_shape(declared)}"

@@ -16,6 +16,7 @@ import json
 import re
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -165,9 +166,20 @@ def _infer(args) -> int:
     print(f"Count: {args.niter} iterations, threads: {compiled.threads or get_num_threads()}")
     print(f"Latency: median {np.median(times_arr):.3f} ms, min {times_arr.min():.3f} ms, max {times_arr.max():.3f} ms")
     if args.output:
-        np.savez(args.output, **outputs)
+        _save_npz(args.output, outputs)
         print(f"Saved outputs to {args.output}")
     return 0
+
+
+def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """Like np.savez, but any output name works (np.savez's own keyword `file` would clash)."""
+    try:
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+            for name, value in arrays.items():
+                with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+    except OSError as exc:
+        raise InputError(f"cannot write outputs to {path!r}: {exc.strerror or exc}") from None
 
 
 def _stats(value: np.ndarray) -> str:

@@ -14,7 +14,9 @@ from .errors import IRGridError, ShapeError
 import numpy as np
 
 from .ir.dims import num_elements
+from .ir import element_types
 from .ir.element_types import round_to_bf16
+from .memory import check_fits
 from .ir.model import Layer, Model
 from .registry import RunContext, TensorInfo
 from .threads import get_num_threads
@@ -94,6 +96,8 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
     elif inputs and all(info.value is not None for info in inputs) and layer.type != "Result":
         sizes = [num_elements(o.shape) for o in outputs if o.shape is not None and None not in o.shape]
         if len(sizes) == len(outputs) and (fold_limit is None or max(sizes, default=0) <= fold_limit):
+            for info in outputs:
+                check_fits(info.shape, element_types.numpy_dtype(info.element_type), layer)
             values = run_layer(layer, [info.value for info in inputs], ctx, [o.element_type for o in outputs])
             for info, value in zip(outputs, values):
                 info.value = value

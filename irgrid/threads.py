@@ -21,7 +21,7 @@ def available_cores() -> int:
 def set_num_threads(n: int | None) -> None:
     """Threads for irgrid's kernels; None restores the default (env, else the available cores)."""
     global _override
-    if n is not None and (not isinstance(n, int) or n < 1):
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
         raise ValueError(f"thread count must be a positive integer, got {n!r}")
     _override = n
 

@@ -43,7 +43,7 @@ class Dim:
 def parse_dim(text: str) -> Dim:
     """Parse one IR dim; raises ValueError with a short reason."""
     text = text.strip()
-    if text in ("-1", "?", ""):
+    if text in ("-1", "?"):
         return Dim()
     if ".." in text:
         lo_text, hi_text = text.split("..", 1)

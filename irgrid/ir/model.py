@@ -75,6 +75,14 @@ class Model:
         names = self.layers[src.layer].outputs[src.output].names
         return names[0] if names else result.name
 
+    def output_names(self) -> list[str]:
+        """One unique name per Result, in order: the tensor name, else (or when taken) the Result's name."""
+        names: list[str] = []
+        for result in self.results:
+            name = self.output_name(result)
+            names.append(result.name if name in names else name)
+        return names
+
     def input_names(self, parameter: Layer) -> tuple[str, ...]:
         """Every name a Parameter answers to: its layer name, then its tensor names."""
         names = (parameter.name,) + parameter.outputs[0].names

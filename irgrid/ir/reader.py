@@ -186,8 +186,14 @@ def _topological_order(layers: dict[str, Layer], sources: dict[tuple[str, int], 
             if pending[dst] == 0:
                 ready.append(dst)
     if len(order) != len(layers):
-        stuck = next(layers[lid] for lid in layers if pending[lid] > 0)
-        raise ParseError("the graph has a cycle through this layer", layer=stuck)
+        # Walk up from a blocked layer through blocked producers until a layer repeats: that one is
+        # on a cycle (the first blocked layer may merely sit downstream of it).
+        producers = {lid: [src.layer for (dst, _), src in sources.items() if dst == lid] for lid in layers}
+        lid, seen = next(lid for lid in layers if pending[lid] > 0), set()
+        while lid not in seen:
+            seen.add(lid)
+            lid = next(p for p in producers[lid] if pending[p] > 0)
+        raise ParseError("the graph has a cycle through this layer", layer=layers[lid])
     return order
 
 
@@ -229,6 +235,8 @@ def _const_payload(layer: Layer, blob: np.ndarray) -> np.ndarray:
     shape = tuple(d.static for d in dims)
     offset, size = attrs["offset"], attrs["size"]
     count = num_elements(shape)
+    if count == 0:  # ov.save_model writes empty Consts with size 1 and no meaningful offset
+        return np.zeros(shape, element_types.numpy_dtype(element_type))
     expected = count * element_types.storage_size(element_type)
     if expected != size:
         raise WeightsError(f"size {size} does not match shape {list(shape)} of {element_type} "

@@ -1,13 +1,13 @@
 """Helpers that many operators' shape inference shares."""
 from __future__ import annotations
 
-import os
 from typing import Sequence
 
 import numpy as np
 
 from ..errors import ShapeError
-from ..ir.dims import Shape, format_shape, num_elements
+from ..ir.dims import Shape, format_shape
+from ..memory import allocate
 from ..ir.model import Layer
 from ..registry import TensorInfo
 
@@ -88,22 +88,6 @@ def output_buffer(ctx_out, index: int, shape: tuple[int, ...], dtype: np.dtype, 
         if buffer.shape == tuple(shape) and buffer.dtype == dtype:
             return buffer
     return allocate(shape, dtype, layer)
-
-
-def allocate(shape: tuple[int, ...], dtype: np.dtype, layer: Layer) -> np.ndarray:
-    """np.empty, but an output larger than this machine's memory is an error, not a crash."""
-    size = num_elements(shape) * np.dtype(dtype).itemsize
-    if size > physical_memory():
-        raise ShapeError(f"output {format_shape(tuple(shape))} needs {size / 2**30:.1f} GiB, more than this "
-                         f"machine's {physical_memory() / 2**30:.1f} GiB", layer=layer)
-    return np.empty(shape, dtype)
-
-
-def physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 62
 
 
 def to_integer(values: np.ndarray, dtype: np.dtype, rounding=np.rint) -> np.ndarray:

@@ -15,7 +15,7 @@ from ..ir import element_types
 from ..ir.dims import format_shape, is_static
 from ..ir.model import Layer, Model
 from ..ir.reader import read_model
-from ..ops.common import allocate
+from ..memory import allocate
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
 from ..threads import get_num_threads
@@ -45,9 +45,11 @@ class CompiledModel:
                 more = f" ({len(mismatches) - 1} more problems: run `irgrid check`)" if len(mismatches) > 1 else ""
                 raise ShapeError(first.message + more, layer=first.layer, port=first.port)
         self.inputs = [(p, infos[(p.id, 0)]) for p in model.parameters]
-        self.outputs = [(model.output_name(r), model.producer(r, 0)) for r in model.results]
+        self.outputs = [(name, model.producer(r, 0)) for name, r in zip(model.output_names(), model.results)]
         self._constants = {key: info.value for key, info in infos.items()
                            if info.value is not None and model.layers[key[0]].type != "Parameter"}
+        for value in self._constants.values():
+            value.flags.writeable = False  # shared by every call: outputs that are constants get copied
         self._steps = self._plan(infos)
 
     def _plan(self, infos: dict[Key, TensorInfo]) -> list[_Step]:
@@ -87,6 +89,8 @@ class CompiledModel:
             found = [n for n in names if n in remaining]
             if not found:
                 raise InputError(f"input {names[0]!r} is missing (given: {', '.join(map(str, inputs)) or 'none'})")
+            if len(found) > 1:
+                raise InputError(f"input {names[0]!r} is given twice (as {' and '.join(map(repr, found))})")
             array = np.asarray(remaining.pop(found[0]))
             values[(parameter.id, 0)] = _check_input(parameter, info, array)
         if remaining:
@@ -97,6 +101,7 @@ class CompiledModel:
     def infer(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> "OrderedDict[str, np.ndarray]":
         """Run the model; returns `{output name: array}` in model output order."""
         values = self._feed(inputs)
+        fed = list(values.values())
         values.update(self._constants)
         ctx_threads = self.threads or get_num_threads()
         for step in self._steps:
@@ -111,12 +116,13 @@ class CompiledModel:
                 values[(step.layer.id, index)] = value
             for key in step.release:
                 values.pop(key, None)
-        buffers = [b for step in self._steps for b in step.out if b is not None]
+        # Preallocated buffers are reused by the next call, and the caller may refill an input: an
+        # output viewing either is copied; so is a constant (read-only, shared by every call).
+        shared = [b for step in self._steps for b in step.out if b is not None] + fed
         outputs = OrderedDict()
         for name, src in self.outputs:
             value = values[(src.layer, src.output)]
-            # Preallocated buffers are reused by the next call; constants are read-only views.
-            if not value.flags.writeable or any(np.may_share_memory(value, b) for b in buffers):
+            if not value.flags.writeable or any(np.may_share_memory(value, b) for b in shared):
                 value = value.copy()
             outputs[name] = value
         return outputs

@@ -1,7 +1,8 @@
-"""Convert: element type conversion as OpenVINO's CPU plugin does it.
+"""Convert: element type conversion.
 
-Float to integer truncates toward zero and saturates to the target range (NaN becomes 0); to bf16
-rounds to nearest even on the bf16 grid (kept as f32, irgrid's carrier for bf16).
+Float to integer truncates toward zero; out-of-range values, undefined by the spec (OpenVINO's CPU
+plugin wraps them through i32), saturate to the target range and NaN becomes 0. To bf16 rounds to
+nearest even on the bf16 grid (kept as f32, irgrid's carrier for bf16).
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def convert(x: np.ndarray, element_type: str) -> np.ndarray:
         return to_integer(x, dtype, np.trunc)
     if dtype.kind == "b":
         return x != 0
-    return x.astype(dtype)
+    with np.errstate(over="ignore"):  # f32 -> f16 overflow gives +-inf, as intended
+        return x.astype(dtype)
 
 
 def _infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:

@@ -27,10 +27,13 @@ def reshape_target(layer: Layer, data: Shape, target: list[int]) -> Shape:
         else:
             out.append(v)
     if -1 in out:
-        known = [d for d in out if d != -1]
-        if data is not None and is_static(data) and None not in known:
-            rest = num_elements(known)
-            total = num_elements(data)
+        # Dims copied by special_zero appear on both sides, so leave them out of both products
+        # (this also resolves [0, 6] -> [0, -1, 3] to [0, 2, 3], as OpenVINO does).
+        copied = {i for i, v in enumerate(target) if v == 0 and special_zero}
+        rest_in = None if data is None else [d for i, d in enumerate(data) if i not in copied]
+        known = [d for i, d in enumerate(out) if d != -1 and i not in copied]
+        if rest_in is not None and None not in rest_in and None not in known:
+            total, rest = num_elements(rest_in), num_elements(known)
             if rest == 0 or total % rest:
                 raise ShapeError(f"cannot reshape {format_shape(data)} to {target}", layer=layer)
             out[out.index(-1)] = total // rest

@@ -1,0 +1,344 @@
+"""The `irgrid` command line, run as a subprocess (`python -m irgrid`) from a temporary directory so the
+source tree does not shadow the installed package."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+from lxml import etree
+
+import irgrid
+from irgrid.ir.writer import IRBuilder
+from oracles import save_ov
+
+PRIORS = np.array([[-8.5, -4.5, 8.5, 4.5], [-3.0, -6.0, 3.0, 6.0], [-1.25, -1.25, 1.25, 1.25]], np.float32)
+FEAT_SHAPE, IMAGE_SHAPE = (1, 4, 6, 10), (1, 3, 48, 80)
+
+
+def run_cli(*args, cwd: Path, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.pop("IRGRID_NUM_THREADS", None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "irgrid", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, env=full_env)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, code: int = 2, *fragments: str) -> str:
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    err = proc.stderr.strip()
+    assert err, "an error must be reported on stderr"
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    assert len(err.splitlines()) == 1, proc.stderr
+    for fragment in fragments:
+        assert fragment in err, err
+    return err
+
+
+@pytest.fixture
+def work(tmp_path) -> Path:
+    d = tmp_path / "work"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def prior_grid_model(work) -> Path:
+    """priors (Parameter) + feat + image -> prior grid (h=4 of 6 rows) and ShapeOf(image)."""
+    b = IRBuilder("pg")
+    priors = b.parameter("priors", PRIORS.shape)
+    feat = b.parameter("feat", FEAT_SHAPE)
+    image = b.parameter("image", IMAGE_SHAPE)
+    (grid,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, feat, image],
+                      {"flatten": True, "h": 4, "w": 0, "stride_x": 0.0, "stride_y": 0.0}, name="pg")
+    b.result(grid, "rois")
+    (scale,) = b.layer("Multiply", "opset1", [priors, b.const(np.float32(2.0))], {"auto_broadcast": "numpy"},
+                       name="scaled")
+    b.result(scale, "scaled_out")
+    return b.save(work / "pg.xml")
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    return {"priors": PRIORS, "feat": rng.normal(size=FEAT_SHAPE).astype(np.float32),
+            "image": rng.normal(size=IMAGE_SHAPE).astype(np.float32)}
+
+
+def _written_rows() -> int:
+    return 4 * FEAT_SHAPE[3] * PRIORS.shape[0]
+
+
+def _check_outputs(saved: dict, model: Path, inputs: dict, ov_run) -> None:
+    """Saved outputs equal irgrid.compile_model's own run and OpenVINO's."""
+    own = irgrid.compile_model(model)(inputs)
+    assert list(saved) == list(own) == ["pg", "scaled"]
+    for name in own:
+        np.testing.assert_array_equal(saved[name], own[name])
+    ov_out = ov_run(str(model), [inputs["priors"], inputs["feat"], inputs["image"]])
+    n = _written_rows()
+    np.testing.assert_array_equal(saved["pg"][:n], ov_out[0][:n])
+    assert np.all(saved["pg"][n:] == 0)
+    np.testing.assert_array_equal(saved["scaled"], ov_out[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# infer
+# ---------------------------------------------------------------------------------------------
+
+
+def test_infer_random_inputs_prints_table_and_latency(prior_grid_model, work):
+    proc = run_cli("infer", prior_grid_model, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:3] == ["output", "shape", "dtype"]
+    rows = {line.split()[0]: line for line in lines[1:3]}
+    assert set(rows) == {"pg", "scaled"}
+    assert "[180, 4]" in rows["pg"] and "float32" in rows["pg"]
+    assert "[3, 4]" in rows["scaled"]
+    assert any(line.startswith("Count: 10 iterations") for line in lines)
+    assert any(line.startswith("Latency: median") and line.rstrip().endswith("ms") for line in lines)
+    assert proc.stderr.strip() == ""
+
+
+def test_infer_named_npy_inputs_and_output_npz(prior_grid_model, work, ov_run):
+    inputs = _inputs()
+    args = []
+    for name, value in inputs.items():
+        np.save(work / f"{name}.npy", value)
+        args += ["-i", f"{name}={work / (name + '.npy')}"]
+    proc = run_cli("infer", prior_grid_model, *args, "-o", work / "out.npz", "-niter", 2, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "Saved outputs to" in proc.stdout
+    with np.load(work / "out.npz") as saved:
+        _check_outputs({k: saved[k] for k in saved.files}, prior_grid_model, inputs, ov_run)
+
+
+def test_infer_npz_inputs(prior_grid_model, work, ov_run):
+    inputs = _inputs()
+    np.savez(work / "inputs_custom.npz", **inputs)
+    proc = run_cli("infer", prior_grid_model, "-i", work / "inputs_custom.npz", "-o", work / "out.npz",
+                   "-niter", 1, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    with np.load(work / "out.npz") as saved:
+        _check_outputs({k: saved[k] for k in saved.files}, prior_grid_model, inputs, ov_run)
+
+
+def test_infer_niter_and_nthreads(prior_grid_model, work):
+    proc = run_cli("infer", prior_grid_model, "-niter", 3, "-nthreads", 1, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "Count: 3 iterations, threads: 1" in proc.stdout
+    proc = run_cli("infer", prior_grid_model, "-niter", 1, cwd=work, env={"IRGRID_NUM_THREADS": "2"})
+    assert proc.returncode == 0, proc.stderr
+    assert "Count: 1 iterations, threads: 2" in proc.stdout
+
+
+def test_infer_nthreads_results_identical(prior_grid_model, work):
+    inputs = _inputs()
+    np.savez(work / "in.npz", **inputs)
+    outs = []
+    for n in (1, 2):
+        proc = run_cli("infer", prior_grid_model, "-i", work / "in.npz", "-nthreads", n, "-niter", 1,
+                       "-o", work / f"out{n}.npz", cwd=work)
+        assert proc.returncode == 0, proc.stderr
+        with np.load(work / f"out{n}.npz") as saved:
+            outs.append(saved["pg"])
+    np.testing.assert_array_equal(outs[0].view(np.uint32), outs[1].view(np.uint32))
+
+
+@pytest.fixture
+def dynamic_model(work) -> Path:
+    x = ops.parameter(ov.PartialShape([-1, 3, -1, -1]), np.float32, name="x")
+    y = ops.multiply(x, ops.constant(np.array([1.0, -2.0, 0.5], np.float32).reshape(3, 1, 1)))
+    y.output(0).get_tensor().set_names({"y"})
+    return save_ov(ov.Model([ops.result(y)], [x], "dyn"), work, "dyn")
+
+
+def test_infer_with_shape(dynamic_model, work, ov_core):
+    data = np.random.default_rng(1).normal(size=(2, 3, 5, 7)).astype(np.float32)
+    np.save(work / "x.npy", data)
+    proc = run_cli("infer", dynamic_model, "-shape", "x[2,3,5,7]", "-i", f"x={work / 'x.npy'}",
+                   "-o", work / "out.npz", "-niter", 1, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "[2, 3, 5, 7]" in proc.stdout
+    ov_model = ov_core.read_model(str(dynamic_model))
+    ov_model.reshape([2, 3, 5, 7])
+    compiled = ov_core.compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    with np.load(work / "out.npz") as saved:
+        np.testing.assert_array_equal(saved["y"], compiled([data])[compiled.outputs[0]])
+        np.testing.assert_array_equal(saved["y"], data * np.array([1.0, -2.0, 0.5], np.float32).reshape(3, 1, 1))
+
+
+def test_infer_shape_gives_random_inputs_a_shape(dynamic_model, work):
+    proc = run_cli("infer", dynamic_model, "-shape", "x[1,3,4,4]", "-niter", 1, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "[1, 3, 4, 4]" in proc.stdout
+
+
+def test_infer_dynamic_without_shape_is_an_error(dynamic_model, work):
+    assert_one_line_error(run_cli("infer", dynamic_model, "-niter", 1, cwd=work), 2, "x")
+
+
+# ---------------------------------------------------------------------------------------------
+# infer errors: one line on stderr, exit 2
+# ---------------------------------------------------------------------------------------------
+
+
+def test_infer_wrong_input_dtype(prior_grid_model, work):
+    inputs = _inputs()
+    inputs["feat"] = inputs["feat"].astype(np.float64)
+    np.savez(work / "bad.npz", **inputs)
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-i", work / "bad.npz", cwd=work), 2,
+                          "InputError", "feat")
+
+
+def test_infer_wrong_input_shape(prior_grid_model, work):
+    inputs = _inputs()
+    inputs["image"] = inputs["image"][:, :, :10]
+    np.savez(work / "bad.npz", **inputs)
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-i", work / "bad.npz", cwd=work), 2,
+                          "InputError", "image")
+
+
+def test_infer_missing_input_file(prior_grid_model, work):
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-i", "priors=nope.npy", cwd=work), 2, "nope.npy")
+
+
+def test_infer_unnamed_npy_with_several_inputs(prior_grid_model, work):
+    np.save(work / "p.npy", PRIORS)
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-i", work / "p.npy", cwd=work), 2)
+
+
+@pytest.mark.parametrize("args", [["-nthreads", "0"], ["-niter", "0"], ["-nthreads", "two"],
+                                  ["-shape", "x[1,a]"], ["-shape", "nonsense"], ["--bogus"]])
+def test_infer_bad_arguments(prior_grid_model, work, args):
+    assert_one_line_error(run_cli("infer", prior_grid_model, *args, cwd=work), 2)
+
+
+def test_infer_unknown_shape_name(prior_grid_model, work):
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-shape", "nope[1,2]", cwd=work), 2, "nope")
+
+
+def test_infer_missing_model(work):
+    assert_one_line_error(run_cli("infer", work / "missing.xml", cwd=work), 2, "missing.xml")
+
+
+def test_infer_run_time_failure(work):
+    a = ops.parameter([3], np.int32, name="a")
+    b = ops.parameter([3], np.int32, name="b")
+    y = ops.divide(a, b)
+    y.output(0).get_tensor().set_names({"q"})
+    model = save_ov(ov.Model([ops.result(y)], [a, b], "div"), work, "div")
+    np.savez(work / "zeros.npz", a=np.array([1, 2, 3], np.int32), b=np.array([1, 0, 1], np.int32))
+    assert_one_line_error(run_cli("infer", model, "-i", work / "zeros.npz", cwd=work), 2, "Divide")
+
+
+def test_infer_output_to_missing_directory(prior_grid_model, work):
+    proc = run_cli("infer", prior_grid_model, "-niter", 1, "-o", work / "no_such_dir" / "out.npz", cwd=work)
+    assert_one_line_error(proc, 2, "no_such_dir")
+
+
+def test_no_command(work):
+    assert_one_line_error(run_cli(cwd=work), 2)
+
+
+def test_unknown_command(work):
+    assert_one_line_error(run_cli("frobnicate", cwd=work), 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# check
+# ---------------------------------------------------------------------------------------------
+
+
+def _break_two_dims(model: Path, work: Path) -> Path:
+    root = etree.fromstring(model.read_bytes())
+    root.find(".//layer[@name='pg']/output/port/dim").text = "999"
+    root.find(".//layer[@name='scaled']/output/port").findall("dim")[1].text = "5"
+    bad = work / "bad.xml"
+    bad.write_bytes(etree.tostring(root))
+    bad.with_suffix(".bin").write_bytes(model.with_suffix(".bin").read_bytes())
+    return bad
+
+
+def test_check_clean(prior_grid_model, work):
+    proc = run_cli("check", prior_grid_model, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("0 problems")
+
+
+def test_check_problems_exit_1(prior_grid_model, work):
+    bad = _break_two_dims(prior_grid_model, work)
+    proc = run_cli("check", bad, cwd=work)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1].endswith("2 problems")
+    assert any('ExperimentalDetectronPriorGridGenerator layer "pg"' in line and "port 3" in line for line in lines)
+    assert any('Multiply layer "scaled"' in line and "port 2" in line for line in lines)
+
+
+def test_check_json(prior_grid_model, work):
+    bad = _break_two_dims(prior_grid_model, work)
+    proc = run_cli("check", bad, "--json", cwd=work)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["model"] == str(bad)
+    assert {(p["layer_name"], p["layer_type"], p["port"]) for p in report["problems"]} == {
+        ("pg", "ExperimentalDetectronPriorGridGenerator", 3), ("scaled", "Multiply", 2)}
+    clean = run_cli("check", prior_grid_model, "--json", cwd=work)
+    assert clean.returncode == 0 and json.loads(clean.stdout)["problems"] == []
+
+
+def test_check_with_shape(dynamic_model, work):
+    proc = run_cli("check", dynamic_model, "-shape", "x[2,3,8,8]", cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run_cli("check", dynamic_model, "-shape", "x[2,4,8,8]", "--json", cwd=work)
+    assert proc.returncode == 1
+    assert [p["layer_type"] for p in json.loads(proc.stdout)["problems"]] == ["Multiply"]
+
+
+def test_check_unreadable_model(work):
+    bad = work / "broken.xml"
+    bad.write_text("<net version='11'><layers>")
+    assert_one_line_error(run_cli("check", bad, cwd=work), 2, "ParseError")
+    assert_one_line_error(run_cli("check", work / "absent.xml", cwd=work), 2, "absent.xml")
+
+
+def test_check_unsupported_layer(prior_grid_model, work):
+    text = prior_grid_model.read_text().replace('type="Multiply"', 'type="Frobnicate"')
+    bad = work / "unsupported.xml"
+    bad.write_text(text)
+    bad.with_suffix(".bin").write_bytes(prior_grid_model.with_suffix(".bin").read_bytes())
+    assert_one_line_error(run_cli("check", bad, cwd=work), 2, "UnsupportedLayerError", "Frobnicate")
+
+
+def test_check_bad_arguments(prior_grid_model, work):
+    assert_one_line_error(run_cli("check", cwd=work), 2)
+    assert_one_line_error(run_cli("check", prior_grid_model, "-shape", "feat[1,?x]", cwd=work), 2)
+
+
+def test_config_and_ops(work):
+    proc = run_cli("config", cwd=work, env={"IRGRID_NUM_THREADS": "3"})
+    assert proc.returncode == 0
+    assert irgrid.__version__ in proc.stdout and "threads: 3" in proc.stdout and "openmp" in proc.stdout
+    proc = run_cli("ops", cwd=work)
+    assert proc.returncode == 0
+    assert "ExperimentalDetectronPriorGridGenerator" in proc.stdout and "Cython" in proc.stdout
+
+
+def test_infer_output_named_file_is_saved(work):
+    """An output tensor may be called anything, including `file` (np.savez's own parameter name)."""
+    x = ops.parameter([2], np.float32, name="x")
+    y = ops.add(x, ops.constant(np.float32(1.0)))
+    y.output(0).get_tensor().set_names({"file"})
+    model = save_ov(ov.Model([ops.result(y)], [x], "named_file"), work, "named_file")
+    np.save(work / "x.npy", np.array([1.0, 2.0], np.float32))
+    proc = run_cli("infer", model, "-i", work / "x.npy", "-niter", 1, "-o", work / "out.npz", cwd=work)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
+    with np.load(work / "out.npz") as saved:
+        np.testing.assert_array_equal(saved["file"], [2.0, 3.0])
