@@ -296,7 +296,7 @@ def verify(name: str, out: Path) -> list[str]:
         inputs = {k: f[k] for k in f.files}
     ours = next(iter(irgrid.compile_model(str(xml))(inputs).values()))
     sizes = {p.name: p.stat().st_size for p in out.iterdir()}
-    print(f"  files: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sorted(sizes.items())))
+    print("  files: " + ", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sorted(sizes.items())))
     failures += [f"{k} is {v / 2**20:.1f} MiB" for k, v in sizes.items() if v > 2 * 2**20]
 
     if name == "prior_grid":
@@ -323,7 +323,7 @@ def verify(name: str, out: Path) -> list[str]:
 
 def _run_onnxruntime_grid_sample(volume: np.ndarray, pix: np.ndarray) -> np.ndarray | None:
     try:
-        import onnx
+        import onnx  # noqa: F401  (helper below)
         import onnxruntime as ort
         from onnx import TensorProto, helper
     except ImportError:

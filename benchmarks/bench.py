@@ -1,0 +1,700 @@
+#!/usr/bin/env python
+"""Time irgrid against its peers on ExperimentalDetectronPriorGridGenerator and GridSample.
+
+    python benchmarks/bench.py                    # full run (~1.5 min on 2 idle cores)
+    python benchmarks/bench.py --quick            # smoke run: small sizes, few repeats
+    python benchmarks/bench.py --threads 1 --cases grid_sample/2d --json out.json
+
+Method
+- Every (case, peer) runs in its own subprocess, so irgrid's OpenMP threads, OpenVINO's TBB pool,
+  onnxruntime's pool and torch's OpenMP pool never share a process (no wait-policy contention).
+- All peers get the same thread count (--threads, default: the cores this process may use):
+  irgrid.compile_model(..., threads=N); OpenVINO INFERENCE_NUM_THREADS=N, NUM_STREAMS=1, f32 hint;
+  onnxruntime intra_op_num_threads=N, inter_op_num_threads=1; torch.set_num_threads(N).
+- irgrid is timed through irgrid.compile_model on an IR written with irgrid's IRBuilder (so the
+  numbers include the executor: input checks, output copy); OpenVINO reads the same IR file with
+  ov.Core().read_model. onnxruntime runs a one-node ONNX GridSample-20 model; torch (when importable)
+  calls torch.nn.functional.grid_sample directly.
+- Each timing: warm-up (at least 3 calls and ~0.1 s), then --repeat samples, each the mean of enough
+  back-to-back calls to last --min-sample-ms. Peers are measured in --rounds interleaved rounds
+  (irgrid, OpenVINO, onnxruntime, irgrid, ...), a fresh subprocess each time, and the samples of all
+  rounds pooled: the table shows their median (ms per call); the JSON also has each round's median.
+  ratio = peer / irgrid (above 1: irgrid is faster).
+- OMP_WAIT_POLICY: irgrid subprocesses run with PASSIVE (irgrid's default) unless stated; the other
+  peers run with the variable unset (their own defaults). A separate section times irgrid with
+  ACTIVE vs PASSIVE on a tiny and a large case (set in the subprocess environment, before import),
+  with a 1-thread PASSIVE run beside them (one thread never wakes a sleeping OpenMP thread).
+- GridSample memory bandwidth: bytes of data + grid read and output written, over irgrid's median
+  time, against a copy bandwidth measured in the same run (numpy copy of a 256 MiB array, counted
+  as read + write; the better of one thread and --threads Python threads).
+- Inputs are seeded: data uniform in [-1, 1); grids are smooth warps (identity rotated, scaled by
+  1.08 and gently perturbed; a few points fall outside [-1, 1]), padding zeros, align_corners=0.
+- Each peer's output is compared with irgrid's (max |diff| column).
+- Other processes on the machine skew timings: each measurement records the CPU share other
+  processes used meanwhile (/proc/stat busy time minus this process's CPU time; VM steal time is
+  recorded apart); above 10% it is rerun (--retries, each after waiting up to 30 s for the machine
+  to go quiet) and the least disturbed run kept; a cell still disturbed is marked '*'.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import importlib.util
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SEED = 1234
+PEERS = ("irgrid", "openvino", "onnxruntime", "torch")
+PEER_LABELS = {"irgrid": "irgrid", "openvino": "OpenVINO", "onnxruntime": "onnxruntime", "torch": "torch"}
+
+
+# ---------------------------------------------------------------------------------------------
+# cases
+
+def _cases(quick: bool) -> list[dict]:
+    """Every case: name, kind and sizes; `peers` lists who can run it."""
+    if quick:
+        c2, s2, nb, cb, sb, c3, d3, s3 = 8, 128, 2, 16, 32, 4, 16, 32
+        prior_large = (1, 256, 50, 84)
+    else:
+        c2, s2, nb, cb, sb, c3, d3, s3 = 32, 256, 8, 64, 64, 16, 32, 64
+        prior_large = (1, 256, 200, 336)
+    gs2 = ("irgrid", "openvino", "onnxruntime", "torch")
+    cases = [
+        dict(name="prior_grid/spec", kind="prior_grid", priors=3, featmap=(1, 256, 25, 42),
+             image=(1, 3, 800, 1344), peers=("irgrid", "openvino")),
+        dict(name="prior_grid/large", kind="prior_grid", priors=3, featmap=prior_large,
+             image=(1, 3, 800, 1344), peers=("irgrid", "openvino")),
+    ]
+    for mode in ("bilinear", "nearest", "bicubic"):
+        cases.append(dict(name=f"grid_sample/2d_{mode}", kind="grid_sample", mode=mode,
+                          x=(1, c2, s2, s2), grid=(1, s2, s2, 2), peers=gs2))
+    cases.append(dict(name="grid_sample/2d_bilinear_batched", kind="grid_sample", mode="bilinear",
+                      x=(nb, cb, sb, sb), grid=(nb, sb, sb, 2), peers=gs2))
+    # OpenVINO's GridSample-9 is 4-D only (the rank-5 IR is irgrid1, which it cannot read): not run.
+    # onnxruntime and torch have no 3-D cubic: they are tried anyway and their refusal is reported.
+    for mode in ("trilinear", "tricubic"):
+        cases.append(dict(name=f"grid_sample/3d_{mode}", kind="grid_sample", mode=mode,
+                          x=(1, c3, d3, s3, s3), grid=(1, d3, s3, s3, 3),
+                          peers=("irgrid", "onnxruntime", "torch")))
+    cases.append(dict(name="grid_sample/tiny", kind="grid_sample", mode="bilinear",
+                      x=(1, 1, 4, 4), grid=(1, 2, 2, 2), peers=gs2 + ("irgrid_kernel",)))
+    return cases
+
+
+POLICY_CASES = ("grid_sample/tiny", "grid_sample/2d_bilinear")
+
+# Mode names per API: irgrid opset9 / irgrid1 IR, ONNX GridSample-20, torch.
+_MODES = {
+    "bilinear": ("bilinear", "linear", "bilinear"), "nearest": ("nearest", "nearest", "nearest"),
+    "bicubic": ("bicubic", "cubic", "bicubic"), "trilinear": ("linear", "linear", "bilinear"),
+    "tricubic": ("cubic", "cubic", "bicubic"),
+}
+
+
+def _inputs(case: dict) -> dict[str, np.ndarray]:
+    """Seeded inputs by Parameter name."""
+    rng = np.random.default_rng(SEED)
+    if case["kind"] == "prior_grid":
+        # The op reads only the shapes of these two.
+        return {"feature_map": np.zeros(case["featmap"], np.float32), "image": np.zeros(case["image"], np.float32)}
+    x = rng.uniform(-1, 1, case["x"]).astype(np.float32)
+    return {"X": x, "grid": _smooth_grid(case["grid"], rng)}
+
+
+def _smooth_grid(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Identity grid (align_corners=0) rotated about the last two axes, scaled, gently perturbed."""
+    n, *spatial, r = shape
+    axes = [(2 * np.arange(s, dtype=np.float64) + 1) / s - 1 for s in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    xyz = np.stack(mesh[::-1], axis=-1)  # (..., r) in (x, y, z) order
+    out = np.empty(shape, np.float32)
+    for b in range(n):
+        angle = 0.2 + 0.05 * b
+        x, y = xyz[..., 0], xyz[..., 1]
+        rot = xyz.copy()
+        rot[..., 0] = np.cos(angle) * x - np.sin(angle) * y
+        rot[..., 1] = np.sin(angle) * x + np.cos(angle) * y
+        phase = rng.uniform(0, 2 * np.pi, r)
+        wobble = 0.02 * np.stack([np.sin(3 * np.pi * xyz[..., (k + 1) % r] + phase[k]) for k in range(r)], axis=-1)
+        out[b] = 1.08 * rot + wobble
+    return out
+
+
+def _write_ir(case: dict, path: Path) -> None:
+    """The IR both irgrid and OpenVINO read (written with irgrid's IRBuilder)."""
+    from irgrid.ir.writer import IRBuilder
+
+    b = IRBuilder(case["name"].replace("/", "_"))
+    if case["kind"] == "prior_grid":
+        anchors = np.array([[-90.5, -45.25, 90.5, 45.25], [-64, -64, 64, 64], [-45.25, -90.5, 45.25, 90.5]])
+        priors = b.const(np.resize(anchors, (case["priors"], 4)).astype(np.float32), name="priors")
+        featmap = b.parameter("feature_map", case["featmap"])
+        image = b.parameter("image", case["image"])
+        (y,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, featmap, image],
+                       {"flatten": True, "h": 0, "w": 0, "stride_x": 32.0, "stride_y": 32.0}, name="Y")
+    else:
+        x = b.parameter("X", case["x"])
+        grid = b.parameter("grid", case["grid"])
+        rank4 = len(case["x"]) == 4
+        version, mode = ("opset9", _MODES[case["mode"]][0]) if rank4 else ("irgrid1", _MODES[case["mode"]][1])
+        (y,) = b.layer("GridSample", version, [x, grid],
+                       {"align_corners": False, "mode": mode, "padding_mode": "zeros"}, name="Y")
+    b.result(y, "Y/sink")
+    b.save(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# worker: one (case, peer) in its own process
+
+def _cpu_busy_s() -> tuple[float, float, int] | None:
+    """Seconds of busy CPU time of the whole machine since boot (user, nice, system, irq, softirq),
+    seconds of steal (a VM's vCPUs waiting for the host), and the CPU count, from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()[1:]
+            cpus = sum(1 for line in f if line.startswith("cpu"))
+    except OSError:
+        return None
+    ticks = [int(v) for v in fields[:8]]
+    hz = os.sysconf("SC_CLK_TCK")
+    busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6]
+    return busy / hz, ticks[7] / hz, cpus
+
+
+def _own_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def _time(fn, repeat: int, min_sample_s: float) -> dict:
+    start = time.perf_counter()
+    fn()
+    first = time.perf_counter() - start
+    calls, start = 0, time.perf_counter()
+    while calls < 3 or (time.perf_counter() - start < 0.1 and calls < 1000):
+        fn()
+        calls += 1
+    per_call = (time.perf_counter() - start) / calls
+    inner = max(1, min(100000, math.ceil(min_sample_s / max(per_call, 1e-9))))
+    samples = []
+    machine0, own0, wall0 = _cpu_busy_s(), _own_cpu_s(), time.perf_counter()
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - start) / inner * 1e3)
+    machine1, own1, wall1 = _cpu_busy_s(), _own_cpu_s(), time.perf_counter()
+    background = steal = None
+    if machine0 and machine1:  # CPU that other processes used while we timed, in % of the machine
+        capacity = (wall1 - wall0) * machine1[2]
+        others = (machine1[0] - machine0[0]) - (own1 - own0)
+        background = max(0.0, 100 * others / capacity)
+        # Steal is not counted as load: in a VM, waking an idle vCPU (e.g. a PASSIVE OpenMP thread)
+        # shows up as steal by itself.
+        steal = 100 * (machine1[1] - machine0[1]) / capacity
+    return {"median_ms": statistics.median(samples), "min_ms": min(samples), "max_ms": max(samples),
+            "samples_ms": samples, "calls_per_sample": inner, "samples": len(samples), "first_call_ms": first * 1e3,
+            "background_cpu_pct": background, "steal_cpu_pct": steal}
+
+
+def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, threads: int):
+    """(callable returning the output array, version string)."""
+    if peer == "irgrid":
+        import irgrid
+
+        compiled = irgrid.compile_model(xml, threads=threads)
+        return (lambda: compiled(inputs)["Y"]), irgrid.__version__
+    if peer == "irgrid_kernel":  # the kernel alone, no executor (per-call overhead split)
+        import irgrid
+        from irgrid.ops.grid_sample import sample
+
+        mode = _MODES[case["mode"]][1]
+        return (lambda: sample(inputs["X"], inputs["grid"], mode, "zeros", False, threads)), irgrid.__version__
+    if peer == "openvino":
+        import openvino as ov
+
+        core = ov.Core()
+        compiled = core.compile_model(core.read_model(xml), "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+            "PERFORMANCE_HINT": "LATENCY"})
+        request = compiled.create_infer_request()
+        output = compiled.outputs[0]
+        return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+    if peer == "onnxruntime":
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+
+        x, grid = inputs["X"], inputs["grid"]
+        node = helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=_MODES[case["mode"]][1],
+                                padding_mode="zeros", align_corners=0)
+        graph = helper.make_graph(
+            [node], "gs", [helper.make_tensor_value_info("X", TensorProto.FLOAT, x.shape),
+                           helper.make_tensor_value_info("grid", TensorProto.FLOAT, grid.shape)],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        feed = {"X": x, "grid": grid}
+        return (lambda: session.run(None, feed)[0]), ort.__version__
+    if peer == "torch":
+        import torch
+
+        torch.set_num_threads(threads)
+        x, grid = torch.from_numpy(inputs["X"]), torch.from_numpy(inputs["grid"])
+        mode = _MODES[case["mode"]][2]
+
+        def run():
+            with torch.inference_mode():
+                return torch.nn.functional.grid_sample(x, grid, mode=mode, padding_mode="zeros",
+                                                       align_corners=False).numpy()
+        return run, torch.__version__
+    raise ValueError(f"unknown peer {peer}")
+
+
+def _worker(spec: dict) -> dict:
+    if spec["peer"] == "copy":
+        return _copy_bandwidth(spec["threads"], spec["copy_mib"], spec["repeat"])
+    case = spec["case"]
+    inputs = _inputs(case)
+    fn, version = _peer_fn(spec["peer"], case, inputs, spec["xml"], spec["threads"])
+    output = np.asarray(fn())
+    timing = _time(fn, spec["repeat"], spec["min_sample_ms"] / 1e3)
+    np.save(spec["output"], output)
+    return {"ok": True, "version": version, "timing": timing,
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
+
+
+def _copy_bandwidth(threads: int, mib: int, repeat: int) -> dict:
+    """numpy copy of `mib` MiB, counted as read + write, on 1 and on `threads` Python threads."""
+    import threading
+
+    n = mib * 2 ** 20 // 4
+    src = np.ones(n, np.float32)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)
+    bounds = np.linspace(0, n, threads + 1).astype(np.int64)
+
+    def one():
+        np.copyto(dst, src)
+
+    def parallel():
+        workers = [threading.Thread(target=np.copyto, args=(dst[lo:hi], src[lo:hi]))
+                   for lo, hi in zip(bounds[:-1], bounds[1:])]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+
+    result = {"ok": True, "bytes": 2 * src.nbytes}
+    for name, fn in (("single_thread", one), ("threads", parallel)):
+        times = []
+        for _ in range(max(3, repeat)):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        result[f"{name}_GBps"] = 2 * src.nbytes / statistics.median(times) / 1e9
+    result["GBps"] = max(result["single_thread_GBps"], result["threads_GBps"])
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# driver
+
+def _available(peer: str) -> bool:
+    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "openvino": "openvino",
+              "onnxruntime": "onnxruntime", "torch": "torch"}[peer]
+    if importlib.util.find_spec(module) is None:
+        return False
+    return peer != "onnxruntime" or importlib.util.find_spec("onnx") is not None
+
+
+BUSY_PCT = 10.0  # a measurement during which other processes used more of the machine is retried
+
+
+def _measure(spec: dict, policy: str | None, timeout: float, retries: int) -> dict:
+    """Run a worker; rerun it (up to `retries` times) while other processes loaded the machine, and
+    keep the run with the least background load."""
+    best = None
+    for attempt in range(retries + 1):
+        if attempt:
+            _wait_quiet(QUIET_WAIT_S)
+        res = _run_worker(spec, policy, timeout)
+        if not res.get("ok"):
+            return res
+        res["attempts"] = attempt + 1
+        if best is None or _background(res) < _background(best):
+            best = res
+        if _background(best) <= BUSY_PCT:
+            break
+    best["attempts"] = attempt + 1
+    return best
+
+
+def _rounds(specs: dict[str, dict], policies: dict[str, str | None], rounds: int, timeout: float,
+            retries: int, title: str) -> dict[str, dict]:
+    """Measure every key of `specs` in `rounds` interleaved rounds (a, b, c, a, b, c, ...), each in a
+    fresh subprocess; pool the samples of all rounds (median, min, max) per key."""
+    runs: dict[str, list[dict]] = {key: [] for key in specs}
+    for round_index in range(rounds):
+        for key, spec in specs.items():
+            if runs[key] and not runs[key][-1].get("ok"):
+                continue  # it failed: do not retry it every round
+            res = _measure(spec, policies[key], timeout, retries)
+            runs[key].append(res)
+            status = (f"{_fmt_ms(res['timing']['median_ms'])} ms (min {_fmt_ms(res['timing']['min_ms'])}, "
+                      f"background {_background(res):.0f}%, steal {res['timing']['steal_cpu_pct'] or 0:.0f}%, "
+                      f"attempts {res['attempts']})" if res.get("ok") else "n/a: " + res["error"])
+            print(f"  {title:<34} {PEER_LABELS.get(key, key):<14} round {round_index + 1}: {status}",
+                  file=sys.stderr, flush=True)
+    combined = {}
+    for key, results in runs.items():
+        if not results[-1].get("ok"):
+            combined[key] = results[-1]
+            continue
+        samples = [v for r in results for v in r["timing"].pop("samples_ms")]
+        timings = [r["timing"] for r in results]
+        combined[key] = {
+            "ok": True, "version": results[0]["version"], "omp_wait_policy": results[0]["omp_wait_policy"],
+            "attempts": sum(r["attempts"] for r in results),
+            "timing": {"median_ms": statistics.median(samples), "min_ms": min(samples), "max_ms": max(samples),
+                       "samples": len(samples), "rounds": len(results),
+                       "round_medians_ms": [t["median_ms"] for t in timings],
+                       "calls_per_sample": [t["calls_per_sample"] for t in timings],
+                       "first_call_ms": timings[0]["first_call_ms"],
+                       "background_cpu_pct": max((t["background_cpu_pct"] or 0) for t in timings),
+                       "steal_cpu_pct": max((t["steal_cpu_pct"] or 0) for t in timings)}}
+    return combined
+
+
+QUIET_WAIT_S = 30.0  # before a retry, wait up to this long for the machine to go quiet
+
+
+def _wait_quiet(max_s: float, window_s: float = 1.0) -> None:
+    """Return once a `window_s` window had other processes under BUSY_PCT of the machine, or after `max_s`."""
+    deadline = time.monotonic() + max_s
+    while time.monotonic() < deadline:
+        before = _cpu_busy_s()
+        if before is None:
+            return
+        time.sleep(window_s)
+        after = _cpu_busy_s()
+        if 100 * (after[0] - before[0]) / (window_s * after[2]) < BUSY_PCT:
+            return
+
+
+def _background(res: dict) -> float:
+    value = res.get("timing", {}).get("background_cpu_pct")
+    return 0.0 if value is None else value
+
+
+def _run_worker(spec: dict, policy: str | None, timeout: float) -> dict:
+    env = dict(os.environ)
+    env.pop("IRGRID_NUM_THREADS", None)
+    env.pop("OMP_WAIT_POLICY", None)
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"timed out after {timeout:.0f} s"}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("@@RESULT "):
+            return json.loads(line[len("@@RESULT "):])
+    lines = [ln for ln in (proc.stderr or proc.stdout).strip().splitlines() if ln.strip()]
+    return {"ok": False, "error": (lines[-1] if lines else f"exit {proc.returncode}")[:300]}
+
+
+def _selected(name: str, patterns: list[str]) -> bool:
+    return not patterns or any(fnmatch.fnmatch(name, f"*{p}*") for p in patterns)
+
+
+def _bytes_moved(case: dict) -> int:
+    n_x = math.prod(case["x"])
+    n_grid = math.prod(case["grid"])
+    n_y = case["x"][0] * case["x"][1] * math.prod(case["grid"][1:-1])
+    return 4 * (n_x + n_grid + n_y)
+
+
+def _fmt_ms(ms: float) -> str:
+    return f"{ms:.4f}" if ms < 0.1 else f"{ms:.3f}" if ms < 10 else f"{ms:.2f}" if ms < 1000 else f"{ms:.0f}"
+
+
+def _shape(shape) -> str:
+    return "x".join(map(str, shape))
+
+
+def _describe(case: dict) -> str:
+    if case["kind"] == "prior_grid":
+        return f"priors {case['priors']}x4, featmap {_shape(case['featmap'])}, image {_shape(case['image'])}"
+    return f"X {_shape(case['x'])}, grid {_shape(case['grid'])}, {case['mode']}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark irgrid against OpenVINO, onnxruntime and torch.")
+    parser.add_argument("--threads", type=int, default=None, help="threads for every peer (default: all cores)")
+    parser.add_argument("--repeat", type=int, default=None, help="timed samples per measurement (default 15, quick 5)")
+    parser.add_argument("--min-sample-ms", type=float, default=None,
+                        help="each sample loops calls for at least this long (default 25, quick 5)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: smaller sizes, fewer repeats")
+    parser.add_argument("--cases", default="", help="comma-separated name filters (substring or glob), "
+                                                    "e.g. prior_grid,3d_*")
+    parser.add_argument("--json", dest="json_path", help="also write the JSON results to this file")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="interleaved rounds per case, each peer in a fresh subprocess per round; samples "
+                             "of all rounds are pooled (default 3, quick 1)")
+    parser.add_argument("--retries", type=int, default=2,
+                        help=f"rerun a measurement up to this many times while other processes use more than "
+                             f"{BUSY_PCT:g}%% of the machine (default 2)")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.worker:
+        try:
+            result = _worker(json.loads(args.worker))
+        except Exception as exc:  # reported by the driver as this peer's cell
+            result = {"ok": False, "error": _clean_error(exc)}
+        print("@@RESULT " + json.dumps(result))
+        return 0
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    threads = args.threads or cores
+    if threads < 1:
+        parser.error("--threads must be at least 1")
+    repeat = args.repeat or (5 if args.quick else 15)
+    rounds = args.rounds or (1 if args.quick else 3)
+    min_sample_ms = args.min_sample_ms or (5.0 if args.quick else 25.0)
+    patterns = [p.strip() for p in args.cases.split(",") if p.strip()]
+    cases = [c for c in _cases(args.quick) if _selected(c["name"], patterns)]
+    if args.list:
+        for c in _cases(args.quick):
+            print(f"{c['name']:<34} {_describe(c)}")
+        return 0
+    if not cases:
+        parser.error(f"--cases {args.cases!r} matches no case (see --list)")
+    available = {p: _available(p) for p in PEERS + ("irgrid_kernel",)}
+    if not available["irgrid"]:
+        print("irgrid is not importable", file=sys.stderr)
+        return 2
+    timeout = 600.0
+    started = time.perf_counter()
+
+    header = {
+        "python": platform.python_version(), "machine": _cpu_name(), "cores_available": cores,
+        "threads": threads, "repeat": repeat, "rounds": rounds, "min_sample_ms": min_sample_ms,
+        "quick": args.quick,
+        "peers_available": {p: available[p] for p in PEERS},
+        "method": "each (case, peer) in its own subprocess, fresh per round; same thread count for all; "
+                  "median of the pooled samples of `rounds` interleaved rounds x `repeat` samples after "
+                  "warm-up; ratio = peer / irgrid",
+        "omp_wait_policy": "irgrid: PASSIVE (its default) unless stated; other peers: unset (their defaults)",
+    }
+    print(f"irgrid benchmark: {header['machine']}, {threads} thread(s) for every peer "
+          f"({cores} core(s) available), {'quick' if args.quick else 'full'} run")
+    print("Each (case, peer) runs in its own subprocess, so OpenMP and OpenVINO/TBB/onnxruntime thread pools "
+          "never contend.\nirgrid runs with OMP_WAIT_POLICY=PASSIVE (its default); other peers with it unset. "
+          f"Median of {rounds} interleaved round(s) x {repeat} samples (each >= {min_sample_ms:g} ms of "
+          "back-to-back calls, after warm-up); each round starts fresh subprocesses.\n"
+          "(Progress on stderr.)")
+    missing = [PEER_LABELS[p] for p in PEERS if not available[p]]
+    if missing:
+        print(f"Not importable, skipped: {', '.join(missing)}")
+    print(flush=True)
+
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="irgrid-bench-") as tmp:
+        tmp_path = Path(tmp)
+        copy = _run_worker({"peer": "copy", "threads": threads, "copy_mib": 64 if args.quick else 256,
+                            "repeat": repeat}, None, timeout)
+        copy_gbps = copy.get("GBps") if copy.get("ok") else None
+        if copy_gbps:
+            print(f"copy bandwidth: {copy_gbps:.1f} GB/s (numpy copy of {64 if args.quick else 256} MiB, "
+                  f"read + write; 1 thread {copy['single_thread_GBps']:.1f}, {threads} threads "
+                  f"{copy['threads_GBps']:.1f})", flush=True)
+        else:
+            print(f"copy bandwidth: failed ({copy.get('error')})", flush=True)
+
+        for case in cases:
+            xml = tmp_path / (case["name"].replace("/", "_") + ".xml")
+            _write_ir(case, xml)
+            row = {"case": case["name"], "description": _describe(case), "peers": {}}
+            peers = [p for p in case["peers"] if available.get(p, False)]
+            specs = {p: {"peer": p, "case": case, "xml": str(xml), "threads": threads, "repeat": repeat,
+                         "min_sample_ms": min_sample_ms, "output": str(tmp_path / f"{xml.stem}.{p}.npy")}
+                     for p in peers}
+            runs = _rounds(specs, {p: "PASSIVE" if p.startswith("irgrid") else None for p in peers},
+                           rounds, timeout, args.retries, case["name"])
+            for peer in peers:
+                res = runs[peer]
+                if res.get("ok") and peer != "irgrid" and runs.get("irgrid", {}).get("ok"):
+                    ours = np.load(specs["irgrid"]["output"])
+                    theirs = np.load(specs[peer]["output"])
+                    res["max_abs_diff_vs_irgrid"] = (float(np.max(np.abs(ours.astype(np.float64) - theirs)))
+                                                     if ours.shape == theirs.shape else f"shape {theirs.shape}")
+                row["peers"][peer] = res
+            ours = row["peers"].get("irgrid", {})
+            if ours.get("ok"):
+                base = ours["timing"]["median_ms"]
+                row["ratio_peer_over_irgrid"] = {p: r["timing"]["median_ms"] / base for p, r in row["peers"].items()
+                                                 if p != "irgrid" and r.get("ok")}
+                if case["kind"] == "grid_sample":
+                    moved = _bytes_moved(case)
+                    row["bytes_moved"] = moved
+                    row["irgrid_GBps"] = moved / (base / 1e3) / 1e9
+                    if copy_gbps:
+                        row["fraction_of_copy_bandwidth"] = row["irgrid_GBps"] / copy_gbps
+            results.append(row)
+
+        policy_rows = []
+        for name in POLICY_CASES:
+            case = next((c for c in _cases(args.quick) if c["name"] == name), None)
+            if case is None or not _selected(name, patterns):
+                continue
+            xml = tmp_path / (name.replace("/", "_") + ".policy.xml")
+            _write_ir(case, xml)
+            prow = {"case": name, "description": _describe(case)}
+            specs = {policy: {"peer": "irgrid", "case": case, "xml": str(xml), "threads": threads, "repeat": repeat,
+                              "min_sample_ms": min_sample_ms, "output": str(tmp_path / f"{xml.stem}.{policy}.npy")}
+                     for policy in ("PASSIVE", "ACTIVE")}
+            policies = {"PASSIVE": "PASSIVE", "ACTIVE": "ACTIVE"}
+            if threads > 1:  # for reference: one thread never wakes a sleeping OpenMP thread
+                specs["PASSIVE_1_thread"] = dict(specs["PASSIVE"], threads=1,
+                                                 output=str(tmp_path / f"{xml.stem}.1t.npy"))
+                policies["PASSIVE_1_thread"] = "PASSIVE"
+            prow.update(_rounds(specs, policies, rounds, timeout, args.retries, f"{name} (OMP_WAIT_POLICY)"))
+            policy_rows.append(prow)
+            if prow["PASSIVE"].get("ok") and prow["ACTIVE"].get("ok"):
+                prow["passive_over_active"] = (prow["PASSIVE"]["timing"]["median_ms"]
+                                               / prow["ACTIVE"]["timing"]["median_ms"])
+
+    elapsed = time.perf_counter() - started
+    report = {"header": header, "copy_bandwidth": copy, "results": results, "omp_wait_policy": policy_rows,
+              "elapsed_s": elapsed}
+    _print_tables(report, available)
+    text = json.dumps(report, indent=2)
+    print("\nJSON:")
+    print(text)
+    if args.json_path:
+        Path(args.json_path).write_text(text + "\n")
+        print(f"\nwrote {args.json_path}")
+    return 0
+
+
+def _busy_mark(res: dict) -> str:
+    return "*" if _background(res) > BUSY_PCT else ""
+
+
+def _print_tables(report: dict, available: dict) -> None:
+    peers = [p for p in PEERS if available[p]]
+    others = [p for p in peers if p != "irgrid"]
+    print(f"\nResults: median ms per call ({report['header']['threads']} threads); (x) = peer / irgrid, "
+          "above 1 means irgrid is faster")
+    cols = ["case", "irgrid ms"] + [f"{PEER_LABELS[p]} ms (x)" for p in others] + ["GB/s", "%copy", "max|diff|"]
+    widths = [32, 10] + [22] * len(others) + [6, 6, 9]
+    print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cols, widths))))
+    print("-" * (sum(widths) + 2 * (len(widths) - 1)))
+    notes = []
+    for row in report["results"]:
+        cells = [row["case"]]
+        ours = row["peers"].get("irgrid", {})
+        cells.append(_fmt_ms(ours["timing"]["median_ms"]) + _busy_mark(ours) if ours.get("ok") else "failed")
+        diffs = []
+        for p in others:
+            res = row["peers"].get(p)
+            if res is None:
+                cells.append("-")
+                if p == "openvino" and row["case"].startswith("grid_sample/3d"):
+                    notes.append(f"{row['case']} / OpenVINO: not run: GridSample-9 is 4-D only "
+                                 "(a rank-5 GridSample is irgrid1, which OpenVINO cannot read)")
+            elif not res.get("ok"):
+                cells.append("unsupported")
+                notes.append(f"{row['case']} / {PEER_LABELS[p]}: {res['error']}")
+            else:
+                ratio = row.get("ratio_peer_over_irgrid", {}).get(p)
+                cells.append(_fmt_ms(res["timing"]["median_ms"]) + _busy_mark(res) + (f" ({ratio:.2f}x)" if ratio else ""))
+                diff = res.get("max_abs_diff_vs_irgrid")
+                if isinstance(diff, float):
+                    diffs.append(diff)
+        cells.append(f"{row['irgrid_GBps']:.1f}" if "irgrid_GBps" in row else "-")
+        frac = row.get("fraction_of_copy_bandwidth")
+        cells.append(f"{100 * frac:.0f}%" if frac is not None else "-")
+        cells.append(f"{max(diffs):.1e}" if diffs else "-")
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+    print("\nCases:")
+    for row in report["results"]:
+        print(f"  {row['case']:<32} {row['description']}")
+    if notes:
+        print("Peers that could not run a case:")
+        for note in notes:
+            print(f"  {note}")
+    print("GB/s: (data + grid + output bytes) / irgrid's time; %copy: that over the copy bandwidth above. "
+          "max|diff|: largest |peer - irgrid| over the peers.")
+    print(f"*: other processes used more than {BUSY_PCT:g}% of the machine during that measurement, even after "
+          "retries (see background_cpu_pct in the JSON).")
+    tiny = next((r for r in report["results"] if r["case"] == "grid_sample/tiny"), None)
+    if tiny:
+        print("\nPer-call overhead (GridSample on X 1x1x4x4, grid 1x2x2x2):")
+        labels = {"irgrid": "irgrid.compile_model(...)(inputs)", "irgrid_kernel": "irgrid kernel only "
+                  "(irgrid.ops.grid_sample.sample)", "openvino": "OpenVINO infer request",
+                  "onnxruntime": "onnxruntime session.run", "torch": "torch grid_sample"}
+        for peer, res in tiny["peers"].items():
+            if res.get("ok"):
+                print(f"  {labels[peer]:<52} {res['timing']['median_ms'] * 1e3:8.1f} us")
+    if report["omp_wait_policy"]:
+        print("\nirgrid OMP_WAIT_POLICY (set in the subprocess environment before import):")
+        threads = report["header"]["threads"]
+        print(f"  {'case':<32} {'PASSIVE ms':>11} {'ACTIVE ms':>11} {'PASSIVE/ACTIVE':>15} {'1 thread, PASSIVE ms':>21}")
+        for prow in report["omp_wait_policy"]:
+            cells = [_fmt_ms(prow[p]["timing"]["median_ms"]) + _busy_mark(prow[p]) if prow.get(p, {}).get("ok")
+                     else "failed" if p in prow else "-" for p in ("PASSIVE", "ACTIVE", "PASSIVE_1_thread")]
+            ratio = prow.get("passive_over_active")
+            print(f"  {prow['case']:<32} {cells[0]:>11} {cells[1]:>11} {(f'{ratio:.2f}' if ratio else '-'):>15} "
+                  f"{cells[2]:>21}")
+        print(f"  (PASSIVE and ACTIVE at {threads} threads; PASSIVE/ACTIVE above 1 is what the PASSIVE default costs)")
+    print(f"\n(total {report['elapsed_s']:.0f} s)")
+
+
+def _clean_error(exc: BaseException) -> str:
+    """The sentence that says why, without OpenVINO's 'Exception from file:line' or ORT's prefixes."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not re.fullmatch(r"Exception from \S+:\d+:?", ln)] or [type(exc).__name__]
+    message = lines[-1]
+    for marker in ("was false.", "Status Message:"):
+        if marker in message:
+            message = message.split(marker, 1)[1].strip()
+            break
+    return f"{type(exc).__name__}: {message}"[:300]
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
