@@ -45,7 +45,11 @@ def prior_grid(const floating[:, ::1] priors, floating[::1] out, Py_ssize_t laye
         raise ValueError("output buffer is smaller than the grid")
     if n_priors == 0 or layer_w == 0 or n_chunks == 0:
         return
-    for chunk in prange(n_chunks, nogil=True, schedule="static", num_threads=max(num_threads, 1)):
+    num_threads = max(min(num_threads, n_chunks), 1)
+    if num_threads == 1:  # no parallel region: waking idle threads costs more than small calls take
+        prior_grid_rows(&priors[0, 0], n_priors, &out[0], layer_w, step_w, step_h, 0, layer_h)
+        return
+    for chunk in prange(n_chunks, nogil=True, schedule="static", num_threads=num_threads):
         start = chunk * ROWS_PER_CHUNK
         stop = min(start + ROWS_PER_CHUNK, layer_h)
         prior_grid_rows(&priors[0, 0], n_priors, &out[0], layer_w, step_w, step_h, start, stop)

@@ -15,7 +15,7 @@ from ..ir import element_types
 from ..ir.dims import format_shape, is_static
 from ..ir.model import Layer, Model
 from ..ir.reader import read_model
-from ..memory import allocate
+from ..memory import allocate, check_fits
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
 from ..threads import get_num_threads
@@ -54,6 +54,7 @@ class CompiledModel:
 
     def _plan(self, infos: dict[Key, TensorInfo]) -> list[_Step]:
         steps = []
+        returned = {(src.layer, src.output) for _, src in self.outputs}
         for layer_id in self.model.order:
             layer = self.model.layers[layer_id]
             if layer.type in ("Parameter", "Result") or (layer_id, 0) in self._constants:
@@ -62,18 +63,22 @@ class CompiledModel:
             out = []
             for index in range(len(layer.outputs)):
                 info = infos.get((layer_id, index))
-                static = layer.op.kernel and info is not None and is_static(info.shape)
-                dtype = element_types.numpy_dtype(info.element_type) if static else None
-                out.append(allocate(info.shape, dtype, layer) if static else None)
+                # A value the caller receives gets a fresh array each call (reusing a buffer would
+                # mean copying it out); intermediates of static shape reuse one buffer.
+                static = info is not None and is_static(info.shape)
+                if static:  # refuse now what could never be allocated at run time
+                    check_fits(info.shape, element_types.numpy_dtype(info.element_type), layer)
+                reuse = static and layer.op.kernel and (layer_id, index) not in returned
+                out.append(allocate(info.shape, element_types.numpy_dtype(info.element_type), layer)
+                           if reuse else None)
             types = [infos[(layer_id, i)].element_type for i in range(len(layer.outputs))]
             steps.append(_Step(layer, inputs, out, types))
-        kept = {(src.layer, src.output) for _, src in self.outputs}
         last_use: dict[Key, int] = {}
         for i, step in enumerate(steps):
             for key in step.inputs:
                 last_use[key] = i
         for key, i in last_use.items():
-            if key not in kept and key not in self._constants:
+            if key not in returned and key not in self._constants:
                 steps[i].release.append(key)
         return steps
 
