@@ -264,7 +264,9 @@ def _run_openvino(xml: Path, inputs: dict[str, np.ndarray]) -> np.ndarray:
 def _check_cli(xml: Path) -> list[str]:
     failures = []
     for command in (["check"], ["infer", "-niter", "3"]):
-        proc = subprocess.run([sys.executable, "-m", "irgrid", *command, str(xml)], capture_output=True, text=True)
+        # Run beside the model, so a source checkout's irgrid/ folder cannot shadow the installed package.
+        proc = subprocess.run([sys.executable, "-m", "irgrid", *command, str(xml.resolve())],
+                              capture_output=True, text=True, cwd=xml.parent)
         status = "ok" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
         print(f"  irgrid {command[0]} {xml.relative_to(HERE.parent)}: {status}")
         if proc.returncode != 0:

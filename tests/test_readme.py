@@ -17,3 +17,15 @@ def test_ci_runs_the_readme_test_command():
     command = "pip install '.[test]' && pytest"
     assert command in readme
     assert command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_python_api_example_runs(monkeypatch):
+    """The README's Python snippet, run as written from the repository root."""
+    readme = (ROOT / "README.md").read_text()
+    snippet = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    exec(compile(snippet, "README.md", "exec"), namespace)
+    assert namespace["problems"] == []
+    (name, warped), = namespace["outputs"].items()
+    assert name == "warped" and warped.shape == (1, 3, 96, 128)
