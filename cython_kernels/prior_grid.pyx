@@ -8,7 +8,9 @@ from cython.parallel cimport prange
 from cython cimport floating
 
 cdef enum:
-    ROWS_PER_CHUNK = 8
+    # Output values per work unit: enough that waking a thread pays off. The chunk's row count
+    # follows from the shapes alone, so results never depend on the thread count.
+    VALUES_PER_CHUNK = 65536
 
 
 cdef void prior_grid_rows(const floating* priors, Py_ssize_t n_priors, floating* out, Py_ssize_t layer_w,
@@ -37,19 +39,20 @@ def prior_grid(const floating[:, ::1] priors, floating[::1] out, Py_ssize_t laye
                floating step_w, floating step_h, int num_threads) -> None:
     """Write the first layer_h * layer_w * n_priors rows of `out` (flat, row-major [*, 4])."""
     cdef Py_ssize_t n_priors = priors.shape[0]
-    cdef Py_ssize_t n_chunks = (layer_h + ROWS_PER_CHUNK - 1) // ROWS_PER_CHUNK
-    cdef Py_ssize_t chunk, start, stop
+    cdef Py_ssize_t rows_per_chunk, n_chunks, chunk, start, stop
     if priors.shape[1] != 4:
         raise ValueError("priors must have shape [n, 4]")
     if layer_h < 0 or layer_w < 0 or out.shape[0] < layer_h * layer_w * n_priors * 4:
         raise ValueError("output buffer is smaller than the grid")
-    if n_priors == 0 or layer_w == 0 or n_chunks == 0:
+    if n_priors == 0 or layer_w == 0 or layer_h == 0:
         return
+    rows_per_chunk = max(VALUES_PER_CHUNK // (layer_w * n_priors * 4), 1)
+    n_chunks = (layer_h + rows_per_chunk - 1) // rows_per_chunk
     num_threads = max(min(num_threads, n_chunks), 1)
     if num_threads == 1:  # no parallel region: waking idle threads costs more than small calls take
         prior_grid_rows(&priors[0, 0], n_priors, &out[0], layer_w, step_w, step_h, 0, layer_h)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="static", num_threads=num_threads):
-        start = chunk * ROWS_PER_CHUNK
-        stop = min(start + ROWS_PER_CHUNK, layer_h)
+        start = chunk * rows_per_chunk
+        stop = min(start + rows_per_chunk, layer_h)
         prior_grid_rows(&priors[0, 0], n_priors, &out[0], layer_w, step_w, step_h, start, stop)

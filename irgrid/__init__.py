@@ -10,9 +10,10 @@ import os
 
 # libgomp's default wait policy spins after every parallel region; beside OpenVINO's own threads
 # (an OpenVINO extension op, a benchmark in the same process) that spinning measured a 20x slowdown
-# (NOTES.md). PASSIVE costs a few microseconds of wake-up per kernel call, which the benchmarks
-# report. It must be set before libgomp loads, i.e. before the first kernel import; a user's own
-# choice is kept.
+# (NOTES.md). What PASSIVE costs irgrid alone, measured by benchmarks/bench.py on 2 cores: about 5%
+# on a 10 ms GridSample and up to 3x on a 40 us call, from waking the sleeping thread; the kernels
+# therefore skip the parallel region when the work fits in one chunk. It must be set before libgomp
+# loads, i.e. before the first kernel import; a user's own choice is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from .checker import check_model  # noqa: E402
