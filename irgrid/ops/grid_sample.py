@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from ..ir import element_types
 from ..ir.dims import format_shape
 from ..ir.model import Layer
 from ..registry import Attr, OpSpec, RunContext, TensorInfo, register
@@ -53,15 +54,9 @@ def _infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
 
 def _run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
     data, grid = inputs
-    _infer(layer, [TensorInfo(a.shape, _element_type(a)) for a in inputs])
+    _infer(layer, [TensorInfo(a.shape, element_types.from_dtype(a.dtype)) for a in inputs])
     return [sample(data, grid, layer.attrs["mode"], layer.attrs["padding_mode"],
                    layer.attrs["align_corners"], ctx.threads, ctx.out, layer)]
-
-
-def _element_type(array: np.ndarray) -> str:
-    from ..ir import element_types
-
-    return element_types.from_dtype(array.dtype)
 
 
 def sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str, align_corners: bool,
