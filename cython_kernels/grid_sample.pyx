@@ -202,11 +202,12 @@ def grid_sample(const floating[::1] x, const floating[::1] grid, floating[::1] y
     n_chunks = batch * chunks_per_item
     num_threads = max(min(num_threads, n_chunks), 1)
     if num_threads == 1:  # no parallel region: waking idle threads costs more than small calls take
-        for chunk in range(n_chunks):
-            b = chunk // chunks_per_item
-            start = (chunk - b * chunks_per_item) * chunk_points
-            sample_block(&x[0], &grid[0], &y[0], channels, rank, &dims[0], strides, plane, points,
-                         max_taps, mode, padding, align_corners, b, start, min(start + chunk_points, points))
+        with nogil:
+            for chunk in range(n_chunks):
+                b = chunk // chunks_per_item
+                start = (chunk - b * chunks_per_item) * chunk_points
+                sample_block(&x[0], &grid[0], &y[0], channels, rank, &dims[0], strides, plane, points,
+                             max_taps, mode, padding, align_corners, b, start, min(start + chunk_points, points))
         return
     for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
         b = chunk // chunks_per_item

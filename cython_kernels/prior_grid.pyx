@@ -50,7 +50,8 @@ def prior_grid(const floating[:, ::1] priors, floating[::1] out, Py_ssize_t laye
     n_chunks = (layer_h + rows_per_chunk - 1) // rows_per_chunk
     num_threads = max(min(num_threads, n_chunks), 1)
     if num_threads == 1:  # no parallel region: waking idle threads costs more than small calls take
-        prior_grid_rows(&priors[0, 0], n_priors, &out[0], layer_w, step_w, step_h, 0, layer_h)
+        with nogil:
+            prior_grid_rows(&priors[0, 0], n_priors, &out[0], layer_w, step_w, step_h, 0, layer_h)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="static", num_threads=num_threads):
         start = chunk * rows_per_chunk

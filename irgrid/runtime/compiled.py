@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -31,7 +32,11 @@ class _Step:
 
 
 class CompiledModel:
-    """A model ready to run: call it (or `infer`) with `{input name: array}`."""
+    """A model ready to run: call it (or `infer`) with `{input name: array}`.
+
+    Calls from several Python threads are serialised (intermediate buffers are reused between
+    calls, and each kernel already uses all the threads it is given).
+    """
 
     def __init__(self, model: Model, shapes: ShapeArg | None = None, threads: int | None = None) -> None:
         self.model = model
@@ -51,6 +56,7 @@ class CompiledModel:
         for value in self._constants.values():
             value.flags.writeable = False  # shared by every call: outputs that are constants get copied
         self._steps = self._plan(infos)
+        self._lock = threading.Lock()
 
     def _plan(self, infos: dict[Key, TensorInfo]) -> list[_Step]:
         steps = []
@@ -105,6 +111,10 @@ class CompiledModel:
 
     def infer(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> "OrderedDict[str, np.ndarray]":
         """Run the model; returns `{output name: array}` in model output order."""
+        with self._lock:
+            return self._run(inputs)
+
+    def _run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> "OrderedDict[str, np.ndarray]":
         values = self._feed(inputs)
         fed = list(values.values())
         values.update(self._constants)
