@@ -58,12 +58,12 @@ def storage_size(element_type: str) -> int:
 def from_dtype(dtype: np.dtype) -> str:
     """Element type name of a numpy dtype (bf16 arrays from ml_dtypes map to "bf16")."""
     dtype = np.dtype(dtype)
+    name = _BY_DTYPE.get(dtype)
+    if name is not None:
+        return name
     if dtype.name == "bfloat16":
         return "bf16"
-    try:
-        return _BY_DTYPE[dtype]
-    except KeyError:
-        raise ValueError(f"dtype {dtype} has no OpenVINO element type irgrid supports") from None
+    raise ValueError(f"dtype {dtype} has no OpenVINO element type irgrid supports")
 
 
 def decode(raw: np.ndarray, element_type: str) -> np.ndarray:

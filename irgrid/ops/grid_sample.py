@@ -10,6 +10,8 @@ NOTES.md and documented in the README (nearest ties to even, per-tap cubic paddi
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ShapeError
@@ -77,7 +79,7 @@ def sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str, ali
     x_flat = np.ascontiguousarray(data, dtype).reshape(-1)
     grid_flat = np.ascontiguousarray(grid, dtype).reshape(-1)
     dims = np.array(data.shape[2:], dtype=np.intp)
-    points = int(np.prod(grid.shape[1:-1], dtype=np.int64))
+    points = math.prod(grid.shape[1:-1])
     grid_sample(x_flat, grid_flat, y.reshape(-1), n, c, dims, points, MODES[mode], PADDINGS[padding_mode],
                 bool(align_corners), threads)
     if data.dtype == dtype:

@@ -50,6 +50,7 @@ class CompiledModel:
                 more = f" ({len(mismatches) - 1} more problems: run `irgrid check`)" if len(mismatches) > 1 else ""
                 raise ShapeError(first.message + more, layer=first.layer, port=first.port)
         self.inputs = [(p, infos[(p.id, 0)]) for p in model.parameters]
+        self._input_names = [model.input_names(p) for p, _ in self.inputs]
         self.outputs = [(name, model.producer(r, 0)) for name, r in zip(model.output_names(), model.results)]
         self._constants = {key: info.value for key, info in infos.items()
                            if info.value is not None and model.layers[key[0]].type != "Parameter"}
@@ -95,8 +96,7 @@ class CompiledModel:
             inputs = {p.name: a for (p, _), a in zip(self.inputs, inputs)}
         remaining = dict(inputs)
         values = {}
-        for parameter, info in self.inputs:
-            names = self.model.input_names(parameter)
+        for (parameter, info), names in zip(self.inputs, self._input_names):
             found = [n for n in names if n in remaining]
             if not found:
                 raise InputError(f"input {names[0]!r} is missing (given: {', '.join(map(str, inputs)) or 'none'})")
