@@ -99,6 +99,27 @@ cdef PointStatus dim_taps(floating g, Py_ssize_t length, Py_ssize_t stride, int 
     return POINT_OK if n > 0 else POINT_ZERO
 
 
+cdef inline floating weighted_sum(const floating* xc, const Py_ssize_t* off, const floating* wt,
+                                  Py_ssize_t count) noexcept nogil:
+    """Sum of wt[t] * xc[off[t]] in four interleaved partial sums (t mod 4), combined pairwise: a
+    fixed order, with a dependency chain a quarter as long as a single running sum."""
+    cdef floating a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    cdef Py_ssize_t t = 0
+    while t + 4 <= count:
+        a0 = a0 + wt[t] * xc[off[t]]
+        a1 = a1 + wt[t + 1] * xc[off[t + 1]]
+        a2 = a2 + wt[t + 2] * xc[off[t + 2]]
+        a3 = a3 + wt[t + 3] * xc[off[t + 3]]
+        t += 4
+    if t < count:
+        a0 = a0 + wt[t] * xc[off[t]]
+    if t + 1 < count:
+        a1 = a1 + wt[t + 1] * xc[off[t + 1]]
+    if t + 2 < count:
+        a2 = a2 + wt[t + 2] * xc[off[t + 2]]
+    return (a0 + a1) + (a2 + a3)
+
+
 cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_ssize_t channels,
                        Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides,
                        Py_ssize_t plane, Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding,
@@ -123,7 +144,6 @@ cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_
     cdef const floating* g
     cdef const floating* xc
     cdef floating* yc
-    cdef floating acc
     for i in range(n):
         g = grid + (batch_index * points + start + i) * rank
         status = POINT_OK
@@ -167,10 +187,7 @@ cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_
             elif count <= 0:
                 yc[i] = NAN if count < 0 else 0
             else:
-                acc = wt[0] * xc[off[0]]
-                for t in range(1, count):
-                    acc = acc + wt[t] * xc[off[t]]
-                yc[i] = acc
+                yc[i] = weighted_sum(xc, off, wt, count)
 
 
 def grid_sample(const floating[::1] x, const floating[::1] grid, floating[::1] y, Py_ssize_t batch,
