@@ -23,8 +23,9 @@ from interpolation cimport (
 
 cdef enum:
     # Taps buffered per block of points (block size = MAX_TAPS // taps per point): small enough for
-    # L1, fixed, so results never depend on the thread count. Also the most taps one point may have.
-    MAX_TAPS = 1024
+    # L2 beside the plane rows the block reads, fixed, so results never depend on the thread count.
+    # Also the most taps one point may have (cubic in 6-D).
+    MAX_TAPS = 4096
     MAX_RANK = 64
 
 cdef enum PointStatus:

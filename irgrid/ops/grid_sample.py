@@ -24,7 +24,7 @@ from .common import compute_dtype, input_port, merge_dim, output_buffer, require
 MODES = {"nearest": 0, "linear": 1, "cubic": 2}
 PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
 TAPS_PER_DIM = {"nearest": 1, "linear": 2, "cubic": 4}
-MAX_TAPS = 1024  # taps per output point the kernel buffers (cubic up to 5-D, linear up to 10-D)
+MAX_TAPS = 4096  # taps per output point the kernel buffers (cubic up to 6-D, linear up to 12-D)
 
 _MODE_ALIASES = {"bilinear": "linear", "bicubic": "cubic"}
 
