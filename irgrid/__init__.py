@@ -10,10 +10,11 @@ import os
 
 # libgomp's default wait policy spins after every parallel region; beside OpenVINO's own threads
 # (an OpenVINO extension op, a benchmark in the same process) that spinning measured a 20x slowdown
-# (NOTES.md). What PASSIVE costs irgrid alone, measured by benchmarks/bench.py on 2 cores: about 5%
-# on a 10 ms GridSample and up to 3x on a 40 us call, from waking the sleeping thread; the kernels
-# therefore skip the parallel region when the work fits in one chunk. It must be set before libgomp
-# loads, i.e. before the first kernel import; a user's own choice is kept.
+# (NOTES.md). What PASSIVE costs irgrid alone is waking the sleeping thread at each parallel region:
+# up to 3x on a 40 us call when every call opened one, so the kernels skip the parallel region when
+# the work fits in one chunk; since then benchmarks/bench.py measures PASSIVE/ACTIVE at 0.94-1.02 on
+# 2 cores, from a 20 us call to a 7 ms one. It must be set before libgomp loads, i.e. before the
+# first kernel import; a user's own choice is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from .checker import check_model  # noqa: E402
