@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .errors import IRGridError, ShapeError
 import numpy as np
 
-from .ir.dims import num_elements
+from .errors import IRGridError, ShapeError
 from .ir import element_types
+from .ir.dims import num_elements
 from .ir.element_types import round_to_bf16
-from .memory import check_fits
 from .ir.model import Layer, Model
+from .memory import check_fits
 from .registry import RunContext, TensorInfo
 from .threads import get_num_threads
 
@@ -105,9 +105,13 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
 
 
 def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str]) -> list[np.ndarray]:
-    """Run one layer. bf16 outputs, carried as f32 and computed in f32, are rounded to bf16 as a bf16
-    tensor would store them (a no-op after layers that only move data)."""
-    values = layer.op.run(layer, args, ctx)
+    """Run one layer, at compile time (folding) or run time. A numpy failure in a glue layer becomes
+    a ShapeError naming it. bf16 outputs, carried as f32 and computed in f32, are rounded to bf16 as
+    a bf16 tensor would store them (a no-op after layers that only move data)."""
+    try:
+        values = layer.op.run(layer, args, ctx)
+    except (ValueError, IndexError, ZeroDivisionError, TypeError) as exc:
+        raise ShapeError(f"failed: {exc}", layer=layer) from None
     return [round_to_bf16(value) if element_type == "bf16" and value.dtype == np.float32 else value
             for value, element_type in zip(values, output_types)]
 

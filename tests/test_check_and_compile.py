@@ -472,3 +472,17 @@ def test_dynamic_rank_model_with_shapes(tmp_path, ov_core):
     np.testing.assert_array_equal(irgrid.compile_model(path)({"x": data})["y"], expected)
     assert irgrid.check_model(path, shapes={"x": (2, 3)}) == []
     np.testing.assert_array_equal(irgrid.compile_model(path, shapes={"x": (2, 3)})({"x": data})["y"], expected)
+
+
+def test_integer_division_by_zero_in_constants_is_a_shape_error(tmp_path):
+    """Folding constants at check/compile time reports a failing glue layer, naming it."""
+    b = IRBuilder()
+    a = b.const(np.array([6, 7], np.int32))
+    z = b.const(np.array([0, 1], np.int32))
+    (q,) = b.layer("Divide", "opset1", [a, z], outputs=[((2,), "i32")], name="div")
+    b.result(q)
+    path = b.save(tmp_path / "m.xml")
+    problems = irgrid.check_model(path)
+    assert len(problems) == 1 and problems[0].layer.name == "div" and "division by zero" in problems[0].message
+    with pytest.raises(irgrid.ShapeError, match=r'Divide layer "div"'):
+        irgrid.compile_model(path)

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..checker import declared_mismatches
-from ..errors import InputError, IRGridError, ShapeError
+from ..errors import InputError, ShapeError
 from ..inference import Key, infer_model, run_layer
 from ..ir import element_types
 from ..ir.dims import format_shape, is_static
@@ -121,12 +121,7 @@ class CompiledModel:
         ctx_threads = self.threads or get_num_threads()
         for step in self._steps:
             args = [values[key] for key in step.inputs]
-            try:
-                results = run_layer(step.layer, args, RunContext(ctx_threads, step.out), step.types)
-            except IRGridError:
-                raise
-            except (ValueError, IndexError, ZeroDivisionError, TypeError) as exc:
-                raise ShapeError(f"failed at run time: {exc}", layer=step.layer) from None
+            results = run_layer(step.layer, args, RunContext(ctx_threads, step.out), step.types)
             for index, value in enumerate(results):
                 values[(step.layer.id, index)] = value
             for key in step.release:
