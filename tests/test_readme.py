@@ -29,3 +29,14 @@ def test_python_api_example_runs(monkeypatch):
     assert namespace["problems"] == []
     (name, warped), = namespace["outputs"].items()
     assert name == "warped" and warped.shape == (1, 3, 96, 128)
+
+
+def test_ir_writer_example_runs(monkeypatch, tmp_path):
+    """The README's IRBuilder snippet writes an IR that irgrid checks clean."""
+    import irgrid
+
+    readme = (ROOT / "README.md").read_text()
+    snippet = readme.split("```python\n")[2].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(snippet, "README.md", "exec"), {})
+    assert irgrid.check_model(tmp_path / "volume_warp.xml") == []
