@@ -6,6 +6,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ShapeError
+from ..ir import element_types
 from ..ir.dims import Shape, format_shape
 from ..memory import allocate
 from ..ir.model import Layer
@@ -36,6 +37,11 @@ def require_float(info: TensorInfo, layer: Layer, index: int, what: str) -> None
     if info.element_type not in FLOAT_TYPES:
         raise ShapeError(f"{what} must be a floating-point tensor, got {info.element_type}",
                          layer=layer, port=input_port(layer, index))
+
+
+def array_infos(arrays: Sequence[np.ndarray]) -> list[TensorInfo]:
+    """Run-time inputs as TensorInfos, so a run function can validate them with its op's `infer`."""
+    return [TensorInfo(a.shape, element_types.from_dtype(a.dtype)) for a in arrays]
 
 
 def merge_dim(a: int | None, b: int | None, layer: Layer, what: str, port: int | None = None) -> int | None:

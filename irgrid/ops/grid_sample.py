@@ -15,11 +15,10 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from ..ir import element_types
 from ..ir.dims import format_shape
 from ..ir.model import Layer
 from ..registry import Attr, OpSpec, RunContext, TensorInfo, register
-from .common import compute_dtype, input_port, merge_dim, output_buffer, require_float, to_integer
+from .common import array_infos, compute_dtype, input_port, merge_dim, output_buffer, require_float, to_integer
 
 MODES = {"nearest": 0, "linear": 1, "cubic": 2}
 PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
@@ -56,7 +55,7 @@ def _infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
 
 def _run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
     data, grid = inputs
-    _infer(layer, [TensorInfo(a.shape, element_types.from_dtype(a.dtype)) for a in inputs])
+    _infer(layer, array_infos(inputs))
     return [sample(data, grid, layer.attrs["mode"], layer.attrs["padding_mode"],
                    layer.attrs["align_corners"], ctx.threads, ctx.out, layer)]
 

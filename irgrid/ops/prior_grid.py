@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import LayerAttributeError, ShapeError
+from ..errors import LayerAttributeError
 from ..ir.model import Layer
 from ..registry import Attr, OpSpec, RunContext, TensorInfo, register
-from .common import compute_dtype, input_port, merge_dim, output_buffer, require_float, require_rank
+from .common import array_infos, compute_dtype, input_port, merge_dim, output_buffer, require_float, require_rank
 
 
 def _grid_size(layer: Layer, featmap_h: int | None, featmap_w: int | None) -> tuple[int | None, int | None]:
@@ -48,19 +48,16 @@ def _run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
     from .._kernels.prior_grid import prior_grid
 
     priors, featmap, image = inputs
-    if priors.ndim != 2 or priors.shape[1] != 4 or featmap.ndim != 4 or image.ndim != 4:
-        raise ShapeError("expects priors [n, 4] and 4-D feature map and image", layer=layer)
+    (info,) = _infer(layer, array_infos(inputs))  # ranks, types, h and w against this feature map
     fh, fw = featmap.shape[2:]
     layer_h, layer_w = _grid_size(layer, fh, fw)
     dtype = compute_dtype(priors)
     # Steps in the compute type, as OpenVINO computes them (float(image_W) / layer_w in f32).
     step_w = dtype.type(layer.attrs["stride_x"]) or dtype.type(image.shape[3]) / dtype.type(layer_w or 1)
     step_h = dtype.type(layer.attrs["stride_y"]) or dtype.type(image.shape[2]) / dtype.type(layer_h or 1)
-    n = priors.shape[0]
-    shape = (fh * fw * n, 4) if layer.attrs["flatten"] else (fh, fw, n, 4)
-    out = output_buffer(ctx.out if priors.dtype == dtype else (), 0, shape, dtype, layer)
+    out = output_buffer(ctx.out if priors.dtype == dtype else (), 0, info.shape, dtype, layer)
     flat = out.reshape(-1)
-    written = layer_h * layer_w * n * 4
+    written = layer_h * layer_w * priors.shape[0] * 4
     prior_grid(np.ascontiguousarray(priors, dtype), flat, layer_h, layer_w, step_w, step_h, ctx.threads)
     flat[written:] = 0
     return [out if out.dtype == priors.dtype else out.astype(priors.dtype)]
