@@ -134,7 +134,7 @@ def _smooth_grid(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray
 
 def _write_ir(case: dict, path: Path) -> None:
     """The IR both irgrid and OpenVINO read (written with irgrid's IRBuilder)."""
-    from irgrid.ir.writer import IRBuilder
+    from irgrid.builder import IRBuilder
 
     b = IRBuilder(case["name"].replace("/", "_"))
     if case["kind"] == "prior_grid":

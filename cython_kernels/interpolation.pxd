@@ -4,6 +4,9 @@
 Every float -> index conversion goes through `guarded_floor` / `guarded_rint`, which clamp to
 +-INDEX_LIMIT first, so NaN, Inf or huge coordinates never become an out-of-range or undefined index.
 Callers still treat NaN and "at infinity" points explicitly; the guard is the last line of defence.
+
+The mode and padding codes and the tap limits are defined here once; the kernel modules export them
+to Python (`irgrid._kernels.sampling.MODES`, ...), so the operator modules never restate them.
 """
 from libc.math cimport floor, rint, fmod, fabs
 from cython cimport floating
@@ -13,8 +16,11 @@ from cython cimport floating
 cdef extern from *:
     """
     #define IRGRID_INDEX_LIMIT 4503599627370496.0
+    #define IRGRID_AT_INFINITY 1e30
     """
     double INDEX_LIMIT "IRGRID_INDEX_LIMIT"
+    # A normalised coordinate with |g| at or beyond this is a point at that infinity.
+    double AT_INFINITY "IRGRID_AT_INFINITY"
 
 # Padding modes and interpolation modes, shared with the Python bindings.
 cdef enum Padding:
@@ -26,6 +32,19 @@ cdef enum Mode:
     MODE_NEAREST = 0
     MODE_LINEAR = 1
     MODE_CUBIC = 2
+
+cdef enum:
+    # Taps per output point a sampling kernel buffers (cubic in 6-D, linear in 12-D), and the
+    # largest spatial rank. A block of points holds MAX_TAPS taps: small enough for L1/L2 beside the
+    # plane rows it reads, fixed, so results never depend on the thread count.
+    MAX_TAPS = 4096
+    MAX_RANK = 64
+
+# What one spatial dim makes of a point: taps to sum, a zero (all taps dropped) or a NaN.
+cdef enum PointStatus:
+    POINT_OK = 0
+    POINT_ZERO = 1
+    POINT_NAN = 2
 
 
 cdef inline floating clamp_coordinate(floating x) noexcept nogil:
@@ -127,3 +146,71 @@ cdef inline void cubic_weights(floating t, floating* w) noexcept nogil:
     w[1] = ((a + 2) * t - (a + 3)) * t * t + 1
     w[2] = ((a + 2) * s - (a + 3)) * s * s + 1
     w[3] = ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+
+
+cdef inline Py_ssize_t pad_tap(Py_ssize_t i, Py_ssize_t length, int padding, bint align_corners) noexcept nogil:
+    """A tap index after padding; -1 when zeros padding drops it."""
+    if padding == PAD_ZEROS:
+        return i if 0 <= i < length else -1
+    if padding == PAD_BORDER:
+        return clamp_index(i, length)
+    return reflect_index(i, length, align_corners)
+
+
+cdef inline PointStatus dim_taps(floating g, Py_ssize_t length, Py_ssize_t stride, int mode, int padding,
+                                 bint align_corners, Py_ssize_t* offsets, floating* weights,
+                                 Py_ssize_t* count) noexcept nogil:
+    """Taps of one spatial dim for normalised coordinate g (at most 4: flat offsets and weights).
+
+    Semantics (ONNX GridSample-22): nearest rounds half to even, then pads the index; linear moves
+    the continuous coordinate for border/reflection, then pads each tap; cubic (Keys, A = -0.75)
+    pads each tap on its own. NaN gives POINT_NAN; |g| >= AT_INFINITY is a point at that infinity.
+    """
+    cdef floating x, frac
+    cdef floating w[4]
+    cdef Py_ssize_t base, i, j, n_taps, n = 0
+    if g != g:
+        return POINT_NAN
+    if not (fabs(g) < AT_INFINITY):
+        if padding == PAD_ZEROS:
+            return POINT_ZERO
+        if padding == PAD_REFLECTION:
+            return POINT_NAN
+        offsets[0] = (0 if g < 0 else length - 1) * stride
+        weights[0] = 1
+        count[0] = 1
+        return POINT_OK
+    # Clamped to +-2**52 so that floor(x) and x - floor(x) stay meaningful for huge finite x.
+    x = clamp_coordinate(denormalize(g, length, align_corners))
+    if mode == MODE_NEAREST:
+        i = pad_tap(guarded_rint(x), length, padding, align_corners)
+        if i < 0:
+            return POINT_ZERO
+        offsets[0] = i * stride
+        weights[0] = 1
+        count[0] = 1
+        return POINT_OK
+    if mode == MODE_LINEAR:
+        if padding == PAD_BORDER:
+            x = clamp_to_extent(x, length)
+        elif padding == PAD_REFLECTION:
+            x = reflect_coordinate(x, length, align_corners)
+        base = guarded_floor(x)
+        frac = x - <floating>base
+        w[0] = 1 - frac
+        w[1] = frac
+        n_taps = 2
+    else:
+        base = guarded_floor(x)
+        frac = x - <floating>base
+        cubic_weights(frac, w)
+        base -= 1
+        n_taps = 4
+    for j in range(n_taps):
+        i = pad_tap(base + j, length, padding, align_corners)
+        if i >= 0:
+            offsets[n] = i * stride
+            weights[n] = w[j]
+            n += 1
+    count[0] = n
+    return POINT_OK if n > 0 else POINT_ZERO

@@ -1,63 +1,29 @@
-"""`check_model`: infer every layer's outputs and report every disagreement with the IR."""
+"""`check_model`: bind and infer every layer and report every problem, including disagreements with
+the dims and types the IR declares."""
 from __future__ import annotations
 
 import os
 
-from .inference import Key, Problem, infer_model
-from .ir.dims import Dim, format_shape
-from .ir.model import Model, Port
-from .ir.reader import read_model
-from .registry import TensorInfo
+from .binding import bind_model
+from .declared import declared_mismatches
+from .errors import Problem
+from .inference import infer_model
+from .ir.model import Model
+from .ir.reader import read_ir
 from .shapes import ShapeArg, resolve_shapes
 
 
 def check_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = None) -> list[Problem]:
-    """All problems found: inference errors and mismatches with the IR's declared port dims and types.
+    """All problems found: unsupported layers and bad attributes, inference errors, and mismatches
+    with the IR's declared port dims and types.
 
     `shapes` re-infers for concrete input shapes (by Parameter or tensor name).
     """
-    if not isinstance(model, Model):
-        model = read_model(model)
-    overrides, declared_hold = resolve_shapes(model, shapes)
     problems: list[Problem] = []
+    if not isinstance(model, Model):
+        model = bind_model(read_ir(model), on_problem=problems.append)
+    overrides, declared_hold = resolve_shapes(model, shapes)
     infos = infer_model(model, overrides, on_problem=problems.append)
     if declared_hold:
         problems.extend(declared_mismatches(model, infos))
     return problems
-
-
-def declared_mismatches(model: Model, infos: dict[Key, TensorInfo]) -> list[Problem]:
-    """Where the inferred shape or type of a value contradicts a port that carries it."""
-    problems = []
-    for layer_id in model.order:
-        layer = model.layers[layer_id]
-        for index, port in enumerate(layer.outputs):
-            info = infos.get((layer_id, index))
-            message = info and _mismatch(port, info, "output")
-            if message:
-                problems.append(Problem(layer, port.id, message))
-        for index, port in enumerate(layer.inputs):
-            src = model.producer(layer, index)
-            info = infos.get((src.layer, src.output))
-            message = info and _mismatch(port, info, "input")
-            if message:
-                problems.append(Problem(layer, port.id, message))
-    return problems
-
-
-def _mismatch(port: Port, info: TensorInfo, direction: str) -> str | None:
-    if port.element_type and info.element_type != port.element_type:
-        return f"{direction} is {info.element_type} but the IR declares {port.element_type}"
-    if info.shape is None:
-        return None
-    declared: tuple[Dim, ...] = port.dims
-    if not declared:  # IR v11 writes both scalars and dynamic-rank ports without <dim>: undecidable
-        return None
-    inferred = format_shape(info.shape)
-    if len(declared) != len(info.shape):
-        return f"{direction} shape is {inferred} but the IR declares {format_shape(declared)}"
-    bad = [i for i, (d, v) in enumerate(zip(declared, info.shape)) if not d.admits(v)]
-    if bad:
-        return (f"{direction} shape is {inferred} but the IR declares {format_shape(declared)} "
-                f"(dim {', '.join(map(str, bad))})")
-    return None

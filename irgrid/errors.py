@@ -1,23 +1,39 @@
-"""The irgrid exception hierarchy.
+"""The irgrid exception hierarchy, and `Problem`, the located record `irgrid check` reports.
 
 Every error that concerns a layer carries its type, name and id (and the port, where one applies),
-so a message read from a CLI line or a log points straight at the XML element at fault.
+so a message read from a CLI line or a log points straight at the XML element at fault. Operators
+know nothing of IR layers: they raise with `input=` (the index of the input at fault), and the graph
+pass that called them locates the error at its layer and that input's port (`IRGridError.located`).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 
 class IRGridError(Exception):
     """Base of every error irgrid raises on purpose."""
 
-    def __init__(self, message: str, *, layer: object = None, port: int | None = None) -> None:
+    def __init__(self, message: str, *, layer: Any = None, port: int | None = None,
+                 input: int | None = None) -> None:
         self.layer = layer
         self.port = port
+        self.input = input
         self.reason = message
         where = describe(layer, port)
         super().__init__(f"{where}: {message}" if where else message)
 
+    def located(self, layer: Any) -> "IRGridError":
+        """This error at `layer` (the input index, if any, becomes that input's IR port id)."""
+        if self.layer is not None:
+            return self
+        port = self.port
+        if self.input is not None and self.input < len(layer.inputs):
+            port = layer.inputs[self.input].id
+        return type(self)(self.reason, layer=layer, port=port)
 
-def describe(layer: object = None, port: int | None = None) -> str:
+
+def describe(layer: Any = None, port: int | None = None) -> str:
     """'GridSample layer "gs" (id 3), port 1': the prefix every layer error starts with."""
     if layer is None:
         return "" if port is None else f"port {port}"
@@ -48,3 +64,24 @@ class ShapeError(IRGridError):
 class InputError(IRGridError):
     """Arrays given to a compiled model do not match its Parameters."""
 
+
+@dataclass
+class Problem:
+    """One thing wrong with a model, located at a layer and (where it applies) a port."""
+
+    layer: Any
+    port: int | None
+    message: str
+    kind: str = "shape"
+
+    @classmethod
+    def from_error(cls, exc: IRGridError, layer: Any) -> "Problem":
+        exc = exc.located(layer)
+        return cls(exc.layer, exc.port, exc.reason, type(exc).__name__.removesuffix("Error").lower())
+
+    def __str__(self) -> str:
+        return str(IRGridError(self.message, layer=self.layer, port=self.port))
+
+    def to_dict(self) -> dict:
+        return {"layer_id": self.layer.id, "layer_name": self.layer.name, "layer_type": self.layer.type,
+                "port": self.port, "kind": self.kind, "message": self.message}

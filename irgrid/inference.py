@@ -7,12 +7,11 @@ a size limit, so that shape subgraphs (ShapeOf -> Gather -> Concat -> Reshape) r
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .errors import IRGridError, ShapeError
+from .errors import IRGridError, Problem, ShapeError
 from .ir import element_types
 from .ir.dims import num_elements
 from .ir.element_types import round_to_bf16
@@ -24,27 +23,10 @@ from .threads import get_num_threads
 Key = tuple[str, int]  # (layer id, output index)
 
 
-@dataclass
-class Problem:
-    """One thing wrong with a model, located at a layer and (where it applies) a port."""
-
-    layer: Layer
-    port: int | None
-    message: str
-    kind: str = "shape"
-
-    def __str__(self) -> str:
-        return str(IRGridError(self.message, layer=self.layer, port=self.port))
-
-    def to_dict(self) -> dict:
-        return {"layer_id": self.layer.id, "layer_name": self.layer.name, "layer_type": self.layer.type,
-                "port": self.port, "kind": self.kind, "message": self.message}
-
-
 def parameter_info(layer: Layer) -> TensorInfo:
     """The declared output of a Parameter."""
     port = layer.outputs[0]
-    dims = layer.attrs.get("shape")
+    dims = layer.attrs["shape"]
     shape = port.shape if dims is None and port.dims else (None if dims is None else tuple(d.static for d in dims))
     return TensorInfo(shape, layer.attrs["element_type"])
 
@@ -55,14 +37,20 @@ def infer_model(model: Model, overrides: dict[str, TensorInfo] | None = None,
     """Infer every output; `overrides` replace Parameter infos by layer id.
 
     fold_limit caps the element count of values computed at inference time (None: no cap).
-    Problems go to `on_problem`; without it the first one is raised as its error.
+    Problems go to `on_problem`; without it the first one is raised as its error. Layers left
+    unbound (their problem already reported by binding) and what depends on them are skipped.
     """
     infos: dict[Key, TensorInfo] = {}
     ctx = RunContext(threads=get_num_threads())
     for layer_id in model.order:
         layer = model.layers[layer_id]
+        if layer.op is None:
+            continue
         if layer.type == "Parameter":
             infos[(layer_id, 0)] = (overrides or {}).get(layer_id) or parameter_info(layer)
+            continue
+        if layer.const is not None:
+            infos[(layer_id, 0)] = TensorInfo(layer.const.shape, layer.attrs["element_type"], layer.const)
             continue
         inputs = [infos.get((src.layer, src.output)) for src in
                   (model.producer(layer, i) for i in range(len(layer.inputs)))]
@@ -72,8 +60,8 @@ def infer_model(model: Model, overrides: dict[str, TensorInfo] | None = None,
             outputs = _infer_layer(layer, inputs, fold_limit, ctx)
         except IRGridError as exc:
             if on_problem is None:
-                raise
-            on_problem(Problem(layer, exc.port, exc.reason, kind=_kind(exc)))
+                raise exc.located(layer) from None
+            on_problem(Problem.from_error(exc, layer))
             continue
         for index, info in enumerate(outputs):
             infos[(layer_id, index)] = info
@@ -85,12 +73,12 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
     if any(info.shape is None for info in inputs) and layer.type != "Result":
         outputs = _unknown_rank_outputs(layer, inputs)
     else:
-        outputs = layer.op.infer(layer, inputs)
+        outputs = layer.op.infer(layer.attrs, inputs)
     if len(outputs) != len(layer.outputs) and layer.type != "Result":
         raise ShapeError(f"produces {len(outputs)} outputs but the IR declares {len(layer.outputs)}",
                          layer=layer)
     if layer.op.fold is not None:
-        value = layer.op.fold(layer, inputs)
+        value = layer.op.fold(layer.attrs, inputs)
         if value is not None:
             outputs[0].value = value
     elif inputs and all(info.value is not None for info in inputs) and layer.type != "Result":
@@ -105,11 +93,14 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
 
 
 def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str]) -> list[np.ndarray]:
-    """Run one layer, at compile time (folding) or run time. A numpy failure in a glue layer becomes
-    a ShapeError naming it. bf16 outputs, carried as f32 and computed in f32, are rounded to bf16 as
-    a bf16 tensor would store them (a no-op after layers that only move data)."""
+    """Run one layer, at compile time (folding) or run time; errors are located at the layer, and a
+    numpy failure in a glue layer becomes a ShapeError naming it. bf16 outputs, carried as f32 and
+    computed in f32, are rounded to bf16 as a bf16 tensor would store them (a no-op after layers that
+    only move data)."""
     try:
-        values = layer.op.run(layer, args, ctx)
+        values = layer.op.run(layer.attrs, args, ctx)
+    except IRGridError as exc:
+        raise exc.located(layer) from None
     except (ValueError, IndexError, ZeroDivisionError, TypeError) as exc:
         raise ShapeError(f"failed: {exc}", layer=layer) from None
     return [round_to_bf16(value) if element_type == "bf16" and value.dtype == np.float32 else value
@@ -120,8 +111,3 @@ def _unknown_rank_outputs(layer: Layer, inputs: list[TensorInfo]) -> list[Tensor
     """With an input of unknown rank, an op's outputs are taken as unknown too (checked at run time)."""
     element_type = inputs[0].element_type
     return [TensorInfo(None, port.element_type or element_type) for port in layer.outputs]
-
-
-def _kind(exc: IRGridError) -> str:
-    return type(exc).__name__.removesuffix("Error").lower()
-

@@ -1,24 +1,25 @@
-"""The operator registry: one `OpSpec` per (type, version), shared by reader, checker and executor.
+"""The operator registry: one `OpSpec` per (type, version), the contract every operator fulfils.
 
-Each module in `irgrid/ops/` declares its operator once: a declarative attribute spec, a shape
-inference function over dims that may be unknown, and the function that runs it. The README's
-support table and the OpenVINO extension read the same records.
+An operator is IR-free: its shape inference and run function take the parsed attributes and the
+inputs' `TensorInfo`s / arrays, never an IR layer, and raise `IRGridError`s with `input=` (the index
+of the input at fault). The graph passes that call them (binding, inference, the executor) add the
+layer's type, name, id and port. So the same functions serve irgrid's runtime, the OpenVINO extension
+(`irgrid.openvino`, generated from these records) and the IR writer (`irgrid.builder`).
+
+Operator modules (`irgrid/ops/`) register themselves when imported; this module imports none of them.
 """
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .errors import LayerAttributeError, UnsupportedLayerError
-from .ir import element_types
-from .ir.dims import Shape, parse_shape_text
-from .ir.model import Layer
+from .ir.attributes import Attr, parse_attrs
+from .ir.dims import Shape
 
-_REQUIRED = object()
+__all__ = ["Attr", "OpSpec", "RunContext", "TensorInfo", "all_specs", "find", "register", "support_table"]
 
 
 @dataclass
@@ -42,119 +43,40 @@ class RunContext:
     out: Sequence[np.ndarray | None] = ()  # preallocated outputs, where the executor has them
 
 
-@dataclass(frozen=True)
-class Attr:
-    """One `<data>` attribute: its kind, default (omit for required), allowed values and aliases.
-
-    kind: "bool", "int", "float", "str", "ints", "floats", "element_type" or "shape".
-    aliases map other versions' spellings to the canonical value (e.g. bilinear -> linear).
-    """
-
-    name: str
-    kind: str
-    default: Any = _REQUIRED
-    allowed: tuple | None = None
-    aliases: dict[str, str] = field(default_factory=dict)
-    minimum: float | None = None
-
-    @property
-    def required(self) -> bool:
-        return self.default is _REQUIRED
-
-    def parse(self, text: str) -> Any:
-        """Parse the attribute text; raises ValueError with a short reason."""
-        value = _PARSERS[self.kind](text)
-        if isinstance(value, str):
-            value = self.aliases.get(value, value)
-        if self.allowed is not None and value not in self.allowed:
-            raise ValueError(f"must be one of {', '.join(map(str, self.allowed))}")
-        if self.minimum is not None:
-            items = value if isinstance(value, (list, tuple)) else [value]
-            if any(v < self.minimum for v in items):
-                raise ValueError(f"must be >= {self.minimum}")
-        return value
-
-
-def _parse_bool(text: str) -> bool:
-    key = text.strip().lower()
-    if key in ("true", "1"):
-        return True
-    if key in ("false", "0"):
-        return False
-    raise ValueError("is not a boolean (true/false/1/0)")
-
-
-def _parse_int(text: str) -> int:
-    text = text.strip()
-    if not re.fullmatch(r"[+-]?\d{1,19}", text):
-        raise ValueError("is not an integer")
-    return int(text)
-
-
-def _parse_float(text: str) -> float:
-    value = float(text.strip())
-    if not math.isfinite(value):
-        raise ValueError("is not a finite number")
-    return value
-
-
-def _parse_list(item: Callable[[str], Any]) -> Callable[[str], list]:
-    def parse(text: str) -> list:
-        text = text.strip()
-        return [item(part) for part in text.split(",")] if text else []
-    return parse
-
-
-def _parse_element_type(text: str) -> str:
-    name = element_types.normalise(text)
-    if name is None:
-        raise ValueError(f"is not an element type irgrid supports ({', '.join(element_types.SUPPORTED)})")
-    return name
-
-
-_PARSERS: dict[str, Callable[[str], Any]] = {
-    "bool": _parse_bool,
-    "int": _parse_int,
-    "float": _parse_float,
-    "str": lambda text: text.strip().lower(),
-    "ints": _parse_list(_parse_int),
-    "floats": _parse_list(_parse_float),
-    "element_type": _parse_element_type,
-    "shape": parse_shape_text,
-}
-
-InferFn = Callable[[Layer, list[TensorInfo]], list[TensorInfo]]
-RunFn = Callable[[Layer, list[np.ndarray], RunContext], list[np.ndarray]]
+Attrs = Mapping[str, Any]
+InferFn = Callable[[Attrs, list[TensorInfo]], list[TensorInfo]]
+RunFn = Callable[[Attrs, list[np.ndarray], RunContext], list[np.ndarray]]
+FoldFn = Callable[[Attrs, list[TensorInfo]], "np.ndarray | None"]
 
 
 @dataclass(frozen=True, eq=False)
 class OpSpec:
-    """Everything irgrid knows about one operator type in some versions."""
+    """Everything irgrid knows about one operator type in some versions.
+
+    native: OpenVINO itself has this (type, version), so the extension never registers it again;
+    irgrid-owned versions (`irgrid1`) are the ones `irgrid.openvino.extensions()` provides.
+    infer/run are None only for the graph's sources (Parameter, Const), which the graph pass handles.
+    """
 
     type: str
     versions: tuple[str, ...]
     attrs: tuple[Attr, ...]
     inputs: tuple[int, int]  # (fewest, most) inputs accepted
-    infer: InferFn
-    run: RunFn
+    infer: InferFn | None
+    run: RunFn | None
     summary: str
+    native: bool = True
+    outputs: int = 1
     kernel: bool = False  # True when a Cython kernel runs it (README table)
-    fold: Callable[[Layer, list[TensorInfo]], np.ndarray | None] | None = None  # value from shapes
+    fold: FoldFn | None = None  # a value known from input shapes alone (ShapeOf)
 
-    def parse_attrs(self, layer: Layer) -> dict[str, Any]:
-        parsed = {}
-        for attr in self.attrs:
-            text = layer.raw_attrs.get(attr.name)
-            if text is None:
-                if attr.required:
-                    raise LayerAttributeError(f"required attribute '{attr.name}' is missing", layer=layer)
-                parsed[attr.name] = attr.default
-                continue
-            try:
-                parsed[attr.name] = attr.parse(text)
-            except ValueError as exc:
-                raise LayerAttributeError(f"attribute {attr.name}={text!r} {exc}", layer=layer) from None
-        return parsed
+    def parse_attrs(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Canonical attribute values from IR text or Python values; LayerAttributeError otherwise."""
+        return parse_attrs(self.attrs, given, LayerAttributeError)
+
+    def write_attrs(self, attrs: Mapping[str, Any]) -> dict[str, str]:
+        """Canonical attribute values as this version's IR text."""
+        return {attr.name: attr.write(attrs[attr.name]) for attr in self.attrs}
 
 
 _REGISTRY: dict[tuple[str, str], OpSpec] = {}
@@ -170,22 +92,20 @@ def register(spec: OpSpec) -> OpSpec:
     return spec
 
 
-def lookup(layer: Layer) -> OpSpec:
-    _load_ops()
-    spec = _REGISTRY.get((layer.type, layer.version))
+def find(type_: str, version: str) -> OpSpec:
+    """The OpSpec of (type, version); UnsupportedLayerError naming the versions irgrid has."""
+    spec = _REGISTRY.get((type_, version))
     if spec is not None:
         return spec
-    known = sorted(v for (t, v) in _REGISTRY if t == layer.type)
+    known = sorted(v for (t, v) in _REGISTRY if t == type_)
     if known:
-        raise UnsupportedLayerError(
-            f"version {layer.version!r} is not supported; irgrid supports {layer.type} "
-            f"versions {', '.join(known)}", layer=layer)
-    raise UnsupportedLayerError(f"operator type {layer.type!r} is not supported by irgrid", layer=layer)
+        raise UnsupportedLayerError(f"version {version!r} is not supported; irgrid supports {type_} "
+                                    f"versions {', '.join(known)}")
+    raise UnsupportedLayerError(f"operator type {type_!r} is not supported by irgrid")
 
 
 def all_specs() -> list[OpSpec]:
     """Each registered OpSpec once, in registration order."""
-    _load_ops()
     return list(dict.fromkeys(_REGISTRY.values()))
 
 
@@ -194,7 +114,3 @@ def support_table() -> list[tuple[str, str, str, str]]:
     specs = sorted(all_specs(), key=lambda spec: not spec.kernel)  # grid operators first
     return [(spec.type, ", ".join(spec.versions), "Cython" if spec.kernel else "numpy", spec.summary)
             for spec in specs]
-
-
-def _load_ops() -> None:
-    from . import ops  # noqa: F401  (importing the package registers every operator)

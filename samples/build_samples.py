@@ -126,7 +126,7 @@ def _base_grid(shape_zyx: tuple[int, ...]) -> np.ndarray:
 # builders
 
 def build_prior_grid(out: Path) -> None:
-    from irgrid.ir.writer import IRBuilder
+    from irgrid.builder import IRBuilder
 
     # Detectron-style anchors for stride 32: area 128^2 at aspect ratios 0.5, 1, 2, centred on 0
     # (the op adds each cell's centre to them).
@@ -186,7 +186,7 @@ def build_flow_warp(out: Path) -> None:
 
 
 def build_volume_warp(out: Path) -> None:
-    from irgrid.ir.writer import IRBuilder
+    from irgrid.builder import IRBuilder
 
     d, h, w = VOL_D, VOL_H, VOL_W
     rng = np.random.default_rng(SEED + 2)

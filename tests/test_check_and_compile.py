@@ -12,7 +12,7 @@ from lxml import etree
 
 import irgrid
 from irgrid import InputError, LayerAttributeError, ShapeError
-from irgrid.ir.writer import IRBuilder
+from irgrid.builder import IRBuilder
 from oracles import save_ov
 
 

@@ -15,7 +15,7 @@ import pytest
 from lxml import etree
 
 import irgrid
-from irgrid.ir.writer import IRBuilder
+from irgrid.builder import IRBuilder
 from oracles import save_ov
 
 PRIORS = np.array([[-8.5, -4.5, 8.5, 4.5], [-3.0, -6.0, 3.0, 6.0], [-1.25, -1.25, 1.25, 1.25]], np.float32)
@@ -309,12 +309,28 @@ def test_check_unreadable_model(work):
     assert_one_line_error(run_cli("check", work / "absent.xml", cwd=work), 2, "absent.xml")
 
 
-def test_check_unsupported_layer(prior_grid_model, work):
-    text = prior_grid_model.read_text().replace('type="Multiply"', 'type="Frobnicate"')
-    bad = work / "unsupported.xml"
-    bad.write_text(text)
-    bad.with_suffix(".bin").write_bytes(prior_grid_model.with_suffix(".bin").read_bytes())
-    assert_one_line_error(run_cli("check", bad, cwd=work), 2, "UnsupportedLayerError", "Frobnicate")
+def test_check_names_every_unsupported_layer(work):
+    """Binding is a pass that collects every problem: five unknown layer types and a bad attribute
+    are all reported (text and --json), and the layers downstream of them are not blamed."""
+    x = ops.parameter([2, 3], np.float32, name="x")
+    y = x
+    for _ in range(5):
+        y = ops.multiply(y, ops.constant(np.float32(2.0)))
+    z = ops.reshape(x, ops.constant(np.array([3, 2], np.int64)), special_zero=False)
+    path = save_ov(ov.Model([ops.result(y), ops.result(z)], [x], "unsupported"), work)
+    text = path.read_text()
+    for k in range(5):
+        text = text.replace('type="Multiply"', f'type="Frobnicate{k}"', 1)
+    path.write_text(text.replace('special_zero="false"', 'special_zero="maybe"'))
+    proc = run_cli("check", path, cwd=work)
+    assert proc.returncode == 1, proc.stderr
+    for k in range(5):
+        assert f"operator type 'Frobnicate{k}' is not supported by irgrid" in proc.stdout
+    assert "special_zero='maybe' is not a boolean" in proc.stdout and ": 6 problems" in proc.stdout
+    problems = json.loads(run_cli("check", path, "--json", cwd=work).stdout)["problems"]
+    assert sorted(p["layer_type"] for p in problems) == [*(f"Frobnicate{k}" for k in range(5)), "Reshape"]
+    assert sorted(p["kind"] for p in problems) == ["layerattribute"] + ["unsupportedlayer"] * 5
+    assert_one_line_error(run_cli("infer", path, cwd=work), 2, "Error: ")  # infer stops at the first
 
 
 def test_check_bad_arguments(prior_grid_model, work):

@@ -34,7 +34,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import irgrid
-from irgrid.ir.writer import IRBuilder
+from irgrid.builder import IRBuilder
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -470,7 +470,7 @@ def _error_ir(tmp_path, x_shape, x_type, grid_shape, grid_type, version="irgrid1
     b = IRBuilder("bad")
     xv = b.parameter("X", x_shape, x_type)
     gv = b.parameter("grid", grid_shape, grid_type)
-    (y,) = b.layer("GridSample", version, [xv, gv], {"mode": "linear"}, name="gs",
+    (y,) = b.layer("GridSample", version, [xv, gv], {"mode": "bilinear"}, name="gs",
                    outputs=[((x_shape[0], x_shape[1], *grid_shape[1:-1]), x_type)])
     b.result(y)
     return b.save(tmp_path / "bad.xml")

@@ -6,7 +6,7 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import irgrid
-from irgrid.ir.writer import IRBuilder
+from irgrid.builder import IRBuilder
 
 
 def _ir(tmp_path, x_shape, g_shape, dtype="f64"):

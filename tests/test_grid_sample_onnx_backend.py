@@ -23,7 +23,7 @@ import onnx
 import pytest
 
 import irgrid
-from irgrid.ir.writer import IRBuilder
+from irgrid.builder import IRBuilder
 
 N_CASES = 18
 N_VOLUMETRIC = 4

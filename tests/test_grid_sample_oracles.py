@@ -32,7 +32,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import irgrid
-from irgrid.ir.writer import IRBuilder
+from irgrid.builder import IRBuilder
 from oracles import save_ov
 
 MODES = ("nearest", "linear", "cubic")

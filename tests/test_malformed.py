@@ -21,7 +21,7 @@ from lxml import etree
 
 import irgrid
 from irgrid import (LayerAttributeError, ParseError, ShapeError, UnsupportedLayerError, WeightsError)
-from irgrid.ir.writer import IRBuilder
+from irgrid.builder import IRBuilder
 from oracles import save_ov
 
 # ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import pytest
 
 import irgrid
 from irgrid import LayerAttributeError
-from irgrid.ir.writer import IRBuilder
+from irgrid.builder import IRBuilder
 
 OP = "ExperimentalDetectronPriorGridGenerator"
 F32_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}

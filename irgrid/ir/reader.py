@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from ..errors import ParseError, WeightsError
+from ..errors import LayerAttributeError, ParseError, WeightsError
 from . import element_types
+from .attributes import CONST_ATTRS, parse_attrs
 from .dims import Dim, num_elements, parse_dim
 from .model import Layer, Model, Port, Source
 
@@ -30,8 +31,11 @@ def _parser() -> etree.XMLParser:
                            dtd_validation=False, huge_tree=False, remove_comments=True)
 
 
-def read_model(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None) -> Model:
-    """Read `xml_path` and its weights (`bin_path`, default: the same stem with `.bin`)."""
+def read_ir(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None) -> Model:
+    """Read `xml_path` and its weights (`bin_path`, default: the same stem with `.bin`).
+
+    Layers are not yet bound to operators (`irgrid.binding` does that).
+    """
     xml_path = Path(xml_path)
     bin_path = Path(bin_path) if bin_path is not None else xml_path.with_suffix(".bin")
     try:
@@ -69,7 +73,6 @@ def _build(tree: etree._ElementTree, xml_path: Path, bin_path: Path) -> Model:
     order = _topological_order(layers, sources)
     model = Model(name=root.get("name", xml_path.stem), ir_version=version, layers=layers,
                   sources=sources, order=order, path=str(xml_path))
-    _bind_ops(model)
     _load_consts(model, bin_path)
     return model
 
@@ -197,25 +200,14 @@ def _topological_order(layers: dict[str, Layer], sources: dict[tuple[str, int], 
     return order
 
 
-def _bind_ops(model: Model) -> None:
-    from ..registry import lookup  # the registry imports the op modules, which import this package
-
-    for layer in model.layers.values():
-        layer.op = lookup(layer)
-        fewest, most = layer.op.inputs
-        if not fewest <= len(layer.inputs) <= most:
-            want = str(fewest) if fewest == most else f"{fewest} to {most}"
-            raise ParseError(f"has {len(layer.inputs)} inputs, {layer.type} takes {want}", layer=layer)
-        layer.attrs = layer.op.parse_attrs(layer)
-
-
 def _load_consts(model: Model, bin_path: Path) -> None:
     consts = [layer for layer in model.layers.values() if layer.type in ("Const", "Constant")]
     if not consts:
         return
     blob = _map_bin(bin_path, consts[0])
     for layer in consts:
-        layer.const = _const_payload(layer, blob)
+        attrs = parse_attrs(CONST_ATTRS, layer.raw_attrs, lambda reason: LayerAttributeError(reason, layer=layer))
+        layer.const = _const_payload(layer, attrs, blob)
 
 
 def _map_bin(bin_path: Path, first: Layer) -> np.ndarray:
@@ -227,8 +219,7 @@ def _map_bin(bin_path: Path, first: Layer) -> np.ndarray:
         raise WeightsError(f"cannot read weights {bin_path}: {exc.strerror or exc}", layer=first) from None
 
 
-def _const_payload(layer: Layer, blob: np.ndarray) -> np.ndarray:
-    attrs = layer.attrs
+def _const_payload(layer: Layer, attrs: dict, blob: np.ndarray) -> np.ndarray:
     element_type, dims = attrs["element_type"], attrs["shape"]
     if dims is None or any(d.static is None for d in dims):
         raise WeightsError(f"shape {layer.raw_attrs.get('shape')!r} is not static", layer=layer)
@@ -247,5 +238,6 @@ def _const_payload(layer: Layer, blob: np.ndarray) -> np.ndarray:
     raw = blob[offset:offset + size]
     if element_type == "boolean":
         return (raw != 0).reshape(shape)
-    return element_types.decode(raw, element_type).reshape(shape)
+    # .bin offsets need not be aligned for the element type; kernels need aligned arrays.
+    return np.require(element_types.decode(raw, element_type).reshape(shape), requirements="A")
 

@@ -1,4 +1,7 @@
-"""Helpers that many operators' shape inference shares."""
+"""Helpers that many operators' shape inference and run functions share.
+
+Errors name the input at fault by index (`input=`); the graph pass locates them at the layer.
+"""
 from __future__ import annotations
 
 from typing import Sequence
@@ -9,34 +12,26 @@ from ..errors import ShapeError
 from ..ir import element_types
 from ..ir.dims import Shape, format_shape
 from ..memory import allocate
-from ..ir.model import Layer
 from ..registry import TensorInfo
 
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
 
 
-def input_port(layer: Layer, index: int) -> int | None:
-    """The IR port id of input `index` (for error messages)."""
-    return layer.inputs[index].id if index < len(layer.inputs) else None
-
-
-def normalize_axis(axis: int, rank: int, layer: Layer, what: str = "axis") -> int:
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     if not -rank <= axis < rank:
-        raise ShapeError(f"{what} {axis} is out of range for rank {rank}", layer=layer)
+        raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
     return axis + rank if axis < 0 else axis
 
 
-def require_rank(info: TensorInfo, ranks: Sequence[int], layer: Layer, index: int, what: str) -> None:
+def require_rank(info: TensorInfo, ranks: Sequence[int], index: int, what: str) -> None:
     if info.rank not in ranks:
         want = " or ".join(map(str, ranks))
-        raise ShapeError(f"{what} must have rank {want}, got {format_shape(info.shape)}",
-                         layer=layer, port=input_port(layer, index))
+        raise ShapeError(f"{what} must have rank {want}, got {format_shape(info.shape)}", input=index)
 
 
-def require_float(info: TensorInfo, layer: Layer, index: int, what: str) -> None:
+def require_float(info: TensorInfo, index: int, what: str) -> None:
     if info.element_type not in FLOAT_TYPES:
-        raise ShapeError(f"{what} must be a floating-point tensor, got {info.element_type}",
-                         layer=layer, port=input_port(layer, index))
+        raise ShapeError(f"{what} must be a floating-point tensor, got {info.element_type}", input=index)
 
 
 def array_infos(arrays: Sequence[np.ndarray]) -> list[TensorInfo]:
@@ -44,14 +39,14 @@ def array_infos(arrays: Sequence[np.ndarray]) -> list[TensorInfo]:
     return [TensorInfo(a.shape, element_types.from_dtype(a.dtype)) for a in arrays]
 
 
-def merge_dim(a: int | None, b: int | None, layer: Layer, what: str, port: int | None = None) -> int | None:
+def merge_dim(a: int | None, b: int | None, what: str, index: int | None = None) -> int | None:
     """Two dims that must agree: the known one, or an error when both are known and differ."""
     if a is not None and b is not None and a != b:
-        raise ShapeError(f"{what}: {a} != {b}", layer=layer, port=port)
+        raise ShapeError(f"{what}: {a} != {b}", input=index)
     return a if a is not None else b
 
 
-def broadcast(a: Shape, b: Shape, layer: Layer) -> Shape:
+def broadcast(a: Shape, b: Shape) -> Shape:
     """numpy broadcasting over dims that may be unknown."""
     if a is None or b is None:
         return None
@@ -69,7 +64,7 @@ def broadcast(a: Shape, b: Shape, layer: Layer) -> Shape:
         elif x == y:
             out.append(x)
         else:
-            raise ShapeError(f"shapes {format_shape(a)} and {format_shape(b)} do not broadcast", layer=layer)
+            raise ShapeError(f"shapes {format_shape(a)} and {format_shape(b)} do not broadcast")
     return tuple(out)
 
 
@@ -87,13 +82,14 @@ def compute_dtype(*arrays: np.ndarray) -> np.dtype:
     return np.dtype(np.float32)
 
 
-def output_buffer(ctx_out, index: int, shape: tuple[int, ...], dtype: np.dtype, layer: Layer) -> np.ndarray:
-    """The executor's preallocated output when it fits, else a fresh array (refused if it cannot fit)."""
+def output_buffer(ctx_out: Sequence[np.ndarray | None], index: int, shape: tuple[int, ...],
+                  dtype: np.dtype) -> np.ndarray:
+    """The caller's preallocated output when it fits, else a fresh array (refused if it cannot fit)."""
     if len(ctx_out) > index and ctx_out[index] is not None:
         buffer = ctx_out[index]
         if buffer.shape == tuple(shape) and buffer.dtype == dtype:
             return buffer
-    return allocate(shape, dtype, layer)
+    return allocate(shape, dtype)
 
 
 def to_integer(values: np.ndarray, dtype: np.dtype, rounding=np.rint) -> np.ndarray:

@@ -9,13 +9,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..checker import declared_mismatches
+from ..binding import read_model
+from ..declared import declared_mismatches
 from ..errors import InputError, ShapeError
 from ..inference import Key, infer_model, run_layer
 from ..ir import element_types
 from ..ir.dims import format_shape, is_static
 from ..ir.model import Layer, Model
-from ..ir.reader import read_model
 from ..memory import allocate, check_fits
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes

@@ -7,23 +7,23 @@ import numpy as np
 
 from ...errors import ShapeError
 from ...ir.dims import format_shape
-from ...ir.model import Layer
-from ...registry import Attr, OpSpec, RunContext, TensorInfo, register
+from ...ir.attributes import Attr
+from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import broadcast
 
-_BROADCAST = Attr("auto_broadcast", "str", default="numpy", allowed=("numpy", "none"))
+_BROADCAST = Attr("auto_broadcast", "str", "numpy", choices={"numpy": "numpy", "none": "none"})
 
 
-def _infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
+def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     a, b = inputs
     if a.element_type != b.element_type:
         raise ShapeError(f"inputs have different element types {a.element_type} and {b.element_type}",
-                         layer=layer)
-    if layer.attrs["auto_broadcast"] == "none":
+                         input=1)
+    if attrs["auto_broadcast"] == "none":
         if a.rank != b.rank or any(x is not None and y is not None and x != y for x, y in zip(a.shape, b.shape)):
             raise ShapeError(f"auto_broadcast=none needs equal shapes, got {format_shape(a.shape)} "
-                             f"and {format_shape(b.shape)}", layer=layer)
-    return [TensorInfo(broadcast(a.shape, b.shape, layer), a.element_type)]
+                             f"and {format_shape(b.shape)}", input=1)
+    return [TensorInfo(broadcast(a.shape, b.shape), a.element_type)]
 
 
 def _integer_divide(a: np.ndarray, b: np.ndarray, python_division: bool) -> np.ndarray:
@@ -36,23 +36,23 @@ def _integer_divide(a: np.ndarray, b: np.ndarray, python_division: bool) -> np.n
     return quotient + ((quotient < 0) & (quotient * b != a))
 
 
-def _divide(layer: Layer, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _divide(attrs: Attrs, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind in "iu":
-        return _integer_divide(a, b, layer.attrs["m_pythondiv"])
+        return _integer_divide(a, b, attrs["m_pythondiv"])
     return np.divide(a, b)
 
 
-def _register(type_: str, fn: Callable[[Layer, np.ndarray, np.ndarray], np.ndarray], attrs=()) -> None:
-    def run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+def _register(type_: str, fn: Callable[[Attrs, np.ndarray, np.ndarray], np.ndarray], attrs=()) -> None:
+    def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
         a, b = inputs
         with np.errstate(all="ignore"):
-            return [np.asarray(fn(layer, a, b), dtype=a.dtype)]
+            return [np.asarray(fn(attrs, a, b), dtype=a.dtype)]
 
     register(OpSpec(type=type_, versions=("opset1",), inputs=(2, 2), attrs=(_BROADCAST, *attrs),
                     infer=_infer, run=run, summary=f"Element-wise {type_.lower()} (numpy)."))
 
 
-_register("Add", lambda layer, a, b: np.add(a, b))
-_register("Subtract", lambda layer, a, b: np.subtract(a, b))
-_register("Multiply", lambda layer, a, b: np.multiply(a, b))
-_register("Divide", _divide, (Attr("m_pythondiv", "bool", default=True),))
+_register("Add", lambda attrs, a, b: np.add(a, b))
+_register("Subtract", lambda attrs, a, b: np.subtract(a, b))
+_register("Multiply", lambda attrs, a, b: np.multiply(a, b))
+_register("Divide", _divide, (Attr("m_pythondiv", "bool", True),))

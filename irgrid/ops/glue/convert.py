@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import element_types
-from ...ir.model import Layer
+from ...ir.attributes import Attr
+from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import to_integer
-from ...registry import Attr, OpSpec, RunContext, TensorInfo, register
 
 
 def convert(x: np.ndarray, element_type: str) -> np.ndarray:
@@ -26,14 +26,14 @@ def convert(x: np.ndarray, element_type: str) -> np.ndarray:
         return x.astype(dtype)
 
 
-def _infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
-    return [TensorInfo(inputs[0].shape, layer.attrs["destination_type"])]
+def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
+    return [TensorInfo(inputs[0].shape, attrs["destination_type"])]
 
 
-def _run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-    return [convert(inputs[0], layer.attrs["destination_type"])]
+def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+    return [convert(inputs[0], attrs["destination_type"])]
 
 
 register(OpSpec(type="Convert", versions=("opset1",), inputs=(1, 1),
-                attrs=(Attr("destination_type", "element_type"),), infer=_infer, run=_run,
+                attrs=(Attr("destination_type", "element_type", "f32", required=True),), infer=_infer, run=_run,
                 summary="Element type conversion (numpy)."))

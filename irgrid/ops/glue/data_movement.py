@@ -5,96 +5,96 @@ import numpy as np
 
 from ...errors import ShapeError
 from ...ir.dims import format_shape
-from ...ir.model import Layer
-from ...registry import Attr, OpSpec, RunContext, TensorInfo, register
+from ...ir.attributes import Attr
+from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import int_values, merge_dim, normalize_axis
 
 
-def _order(layer: Layer, values: list[int], rank: int) -> list[int]:
+def _order(values: list[int], rank: int) -> list[int]:
     if not values:
         return list(range(rank))[::-1]
     if sorted(values) != list(range(rank)):
-        raise ShapeError(f"order {values} is not a permutation of {rank} axes", layer=layer)
+        raise ShapeError(f"order {values} is not a permutation of {rank} axes")
     return values
 
 
-def _transpose_infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
+def _transpose_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     data, order = inputs
     values = int_values(order)
     if values is None:
         return [TensorInfo((None,) * len(data.shape), data.element_type)]
-    return [TensorInfo(tuple(data.shape[i] for i in _order(layer, values, len(data.shape))), data.element_type)]
+    return [TensorInfo(tuple(data.shape[i] for i in _order(values, len(data.shape))), data.element_type)]
 
 
-def _transpose_run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+def _transpose_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
     data, order = inputs
-    return [np.ascontiguousarray(data.transpose(_order(layer, [int(v) for v in order.reshape(-1)], data.ndim)))]
+    return [np.ascontiguousarray(data.transpose(_order([int(v) for v in order.reshape(-1)], data.ndim)))]
 
 
 register(OpSpec(type="Transpose", versions=("opset1",), inputs=(2, 2), attrs=(),
                 infer=_transpose_infer, run=_transpose_run, summary="Permute axes."))
 
 
-def _concat_infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
+def _concat_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     first = inputs[0]
     rank = len(first.shape)
-    axis = normalize_axis(layer.attrs["axis"], rank, layer)
+    axis = normalize_axis(attrs["axis"], rank)
     out = list(first.shape)
     for index, info in enumerate(inputs[1:], start=1):
-        port = layer.inputs[index].id
         if info.element_type != first.element_type:
             raise ShapeError(f"element type {info.element_type} differs from input 0's {first.element_type}",
-                             layer=layer, port=port)
+                             input=index)
         if len(info.shape) != rank:
             raise ShapeError(f"rank of {format_shape(info.shape)} differs from input 0's "
-                             f"{format_shape(first.shape)}", layer=layer, port=port)
+                             f"{format_shape(first.shape)}", input=index)
         for i, d in enumerate(info.shape):
             if i == axis:
                 out[i] = None if out[i] is None or d is None else out[i] + d
             else:
-                out[i] = merge_dim(out[i], d, layer, f"dim {i} differs between inputs", port)
+                out[i] = merge_dim(out[i], d, f"dim {i} differs between inputs", index)
     return [TensorInfo(tuple(out), first.element_type)]
 
 
-register(OpSpec(type="Concat", versions=("opset1",), inputs=(1, 1 << 16), attrs=(Attr("axis", "int"),),
+register(OpSpec(type="Concat", versions=("opset1",), inputs=(1, 1 << 16),
+                attrs=(Attr("axis", "int", 0, required=True),),
                 infer=_concat_infer,
-                run=lambda layer, inputs, ctx: [np.concatenate(inputs, axis=layer.attrs["axis"])],
+                run=lambda attrs, inputs, ctx: [np.concatenate(inputs, axis=attrs["axis"])],
                 summary="Join tensors along an axis."))
 
 
-def _gather_axis(layer: Layer, values: list[int] | None, rank: int) -> int | None:
+def _gather_axis(values: list[int] | None, rank: int) -> int | None:
     if values is None:
         return None
     if len(values) != 1:
-        raise ShapeError(f"axis must be a scalar, got {values}", layer=layer)
-    return normalize_axis(values[0], rank, layer)
+        raise ShapeError(f"axis must be a scalar, got {values}")
+    return normalize_axis(values[0], rank)
 
 
-def _batch_dims(layer: Layer, indices_rank: int) -> int:
-    batch_dims = layer.attrs.get("batch_dims", 0)
+def _batch_dims(attrs: Attrs, indices_rank: int) -> int:
+    batch_dims = attrs.get("batch_dims", 0)
     return batch_dims + indices_rank if batch_dims < 0 else batch_dims
 
 
-def _gather_infer(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:
+def _gather_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     data, indices, axis_info = inputs
-    axis = _gather_axis(layer, int_values(axis_info), len(data.shape))
-    batch_dims = _batch_dims(layer, len(indices.shape))
+    axis = _gather_axis(int_values(axis_info), len(data.shape))
+    batch_dims = _batch_dims(attrs, len(indices.shape))
     if axis is None:
         rank = len(data.shape) - 1 + len(indices.shape) - batch_dims
         return [TensorInfo((None,) * rank, data.element_type)]
     if not 0 <= batch_dims <= min(axis, len(indices.shape)):
-        raise ShapeError(f"batch_dims {batch_dims} must lie in [0, min(axis, indices rank)]", layer=layer)
+        raise ShapeError(f"batch_dims {batch_dims} must lie in [0, min(axis, indices rank)]")
     for i in range(batch_dims):
-        merge_dim(data.shape[i], indices.shape[i], layer, f"batch dim {i} differs between data and indices")
+        merge_dim(data.shape[i], indices.shape[i], f"batch dim {i} differs between data and indices")
     shape = data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis + 1:]
     return [TensorInfo(tuple(shape), data.element_type)]
 
 
-def _gather_run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+def _gather_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
     """Negative indices count from the end; out-of-range ones give zeros (as OpenVINO's Gather-8)."""
     data, indices, axis_value = inputs
-    axis = _gather_axis(layer, [int(v) for v in axis_value.reshape(-1)], data.ndim)
-    batch_dims = _batch_dims(layer, indices.ndim)
+    axis = _gather_axis([int(v) for v in axis_value.reshape(-1)], data.ndim)
+    batch_dims = _batch_dims(attrs, indices.ndim)
     size = data.shape[axis]
     idx = np.where(indices < 0, indices + size, indices).astype(np.int64)
     valid = (idx >= 0) & (idx < size)
@@ -116,5 +116,5 @@ def _gather_run(layer: Layer, inputs: list[np.ndarray], ctx: RunContext) -> list
 register(OpSpec(type="Gather", versions=("opset1",), inputs=(3, 3), attrs=(),
                 infer=_gather_infer, run=_gather_run, summary="Take slices by index along an axis."))
 register(OpSpec(type="Gather", versions=("opset7", "opset8"), inputs=(3, 3),
-                attrs=(Attr("batch_dims", "int", default=0),),
+                attrs=(Attr("batch_dims", "int", 0),),
                 infer=_gather_infer, run=_gather_run, summary="Gather with batch_dims."))

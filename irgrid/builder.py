@@ -1,5 +1,6 @@
-"""Write IR v11 models, including layers OpenVINO has no Python builder for (irgrid1 GridSample,
-ExperimentalDetectronPriorGridGenerator). Output dims come from irgrid's own shape inference.
+"""Build IR v11 models, including layers OpenVINO has no Python builder for (irgrid1 GridSample,
+ExperimentalDetectronPriorGridGenerator). Attributes are checked and written by each operator's
+attribute spec; output dims come from its shape inference.
 
     b = IRBuilder("volume_warp")
     vol = b.parameter("volume", (1, 1, 32, 64, 64))
@@ -18,9 +19,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from lxml import etree
 
-from . import element_types
-from .dims import Dim, Shape
-from .model import Layer, Port
+from .ir import element_types
+from .ir.attributes import format_shape_attr, format_value
+from .ir.dims import Dim, Shape
+from .registry import OpSpec, TensorInfo, find
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,19 +42,9 @@ _PRECISIONS = {"f16": "FP16", "bf16": "BF16", "f32": "FP32", "f64": "FP64", "i8"
                "boolean": "BOOL"}
 
 
-def _attr_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_attr_text(v) for v in value)
-    return str(value)
-
-
-def _shape_text(shape: Shape) -> str:
-    return "..." if shape is None else ",".join("?" if d is None else str(d) for d in shape)
-
-
 class IRBuilder:
+    """Add Parameters, Consts, layers and Results, then `save` the .xml and .bin."""
+
     def __init__(self, name: str = "model") -> None:
         self.root = etree.Element("net", name=name, version="11")
         self.layers = etree.SubElement(self.root, "layers")
@@ -60,13 +52,13 @@ class IRBuilder:
         self.blob = bytearray()
         self.next_id = 0
 
-    def _add(self, type_: str, version: str, name: str, attrs: Mapping[str, Any], inputs: Sequence[Value],
+    def _add(self, type_: str, version: str, name: str, attrs: Mapping[str, str], inputs: Sequence[Value],
              outputs: Sequence[tuple[Shape, str, tuple[str, ...]]]) -> list[Value]:
         layer_id = self.next_id
         self.next_id += 1
         layer = etree.SubElement(self.layers, "layer", id=str(layer_id), name=name, type=type_, version=version)
         if attrs:
-            etree.SubElement(layer, "data", {k: _attr_text(v) for k, v in attrs.items()})
+            etree.SubElement(layer, "data", dict(attrs))
         if inputs:
             ports = etree.SubElement(layer, "input")
             for port_id, value in enumerate(inputs):
@@ -92,7 +84,8 @@ class IRBuilder:
             etree.SubElement(port, "dim").text = "-1" if d is None else str(d)
 
     def parameter(self, name: str, shape: Shape, element_type: str = "f32") -> Value:
-        attrs = {"shape": _shape_text(shape), "element_type": element_type}
+        dims = None if shape is None else tuple(Dim() if d is None else Dim(d, d) for d in shape)
+        attrs = {"shape": format_shape_attr(dims), "element_type": element_type}
         return self._add("Parameter", "opset1", name, attrs, [], [(shape, element_type, (name,))])[0]
 
     def const(self, array: np.ndarray, name: str | None = None, element_type: str | None = None) -> Value:
@@ -102,7 +95,7 @@ class IRBuilder:
         while len(self.blob) % 8:
             self.blob.append(0)
         attrs = {"element_type": element_type, "shape": ",".join(map(str, array.shape)),
-                 "offset": len(self.blob), "size": len(raw)}
+                 "offset": str(len(self.blob)), "size": str(len(raw))}
         self.blob += raw
         name = name or f"Const_{self.next_id}"
         (value,) = self._add("Const", "opset1", name, attrs, [], [(array.shape, element_type, (name,))])
@@ -110,12 +103,19 @@ class IRBuilder:
 
     def layer(self, type_: str, version: str, inputs: Sequence[Value], attrs: Mapping[str, Any] | None = None,
               name: str | None = None, outputs: Sequence[tuple[Shape, str]] | None = None) -> list[Value]:
-        """Add a layer; its output shapes and types are inferred by irgrid unless given."""
-        attrs = dict(attrs or {})
+        """Add a layer of a registered operator; attributes are checked and written by its spec, and
+        its output shapes and types inferred unless given (given outputs skip the checks, for
+        building deliberately wrong IRs)."""
         name = name or f"{type_}_{self.next_id}"
+        spec = find(type_, version)
         if outputs is None:
-            outputs = _infer(type_, version, name, attrs, inputs)
-        return self._add(type_, version, name, attrs, inputs,
+            parsed = spec.parse_attrs(attrs or {})
+            infos = spec.infer(parsed, [TensorInfo(v.shape, v.element_type, v.value) for v in inputs])
+            outputs = [(info.shape, info.element_type) for info in infos]
+            text = spec.write_attrs(parsed)
+        else:
+            text = {k: _text(spec, k, v) for k, v in (attrs or {}).items()}
+        return self._add(type_, version, name, text, inputs,
                          [(shape, et, (f"{name}:{i}",) if i else (name,)) for i, (shape, et) in enumerate(outputs)])
 
     def result(self, value: Value, name: str | None = None) -> None:
@@ -139,14 +139,9 @@ def _encode(array: np.ndarray, element_type: str) -> bytes:
     return array.astype(element_types.numpy_dtype(element_type).newbyteorder("<")).tobytes()
 
 
-def _infer(type_: str, version: str, name: str, attrs: Mapping[str, Any], inputs: Sequence[Value]) -> list:
-    from ..registry import TensorInfo, lookup
-
-    ports = [Port(i, v.element_type, tuple(Dim() if d is None else Dim(d, d) for d in v.shape or ()))
-             for i, v in enumerate(inputs)]
-    layer = Layer(id="new", name=name, type=type_, version=version,
-                  raw_attrs={k: _attr_text(v) for k, v in attrs.items()}, inputs=ports, outputs=[])
-    layer.op = lookup(layer)
-    layer.attrs = layer.op.parse_attrs(layer)
-    infos = layer.op.infer(layer, [TensorInfo(v.shape, v.element_type, v.value) for v in inputs])
-    return [(info.shape, info.element_type) for info in infos]
+def _text(spec: OpSpec, name: str, value: Any) -> str:
+    """An attribute as IR text: by the spec when it names it, else as given (deliberately bad IRs)."""
+    attr = next((a for a in spec.attrs if a.name == name), None)
+    if attr is None or isinstance(value, str):
+        return value if isinstance(value, str) else format_value(value)
+    return attr.write(attr.parse(value))

@@ -4,7 +4,7 @@
 For each output point the taps (flat offsets into one channel plane, and weights) are computed once,
 then applied to every channel, one channel plane at a time over a chunk of points. Per spatial dim k there are 1, 2 or 4 taps; their outer product gives
 the point's taps, outermost dim first, so the summation order is fixed and results never depend on
-the thread count. Semantics follow ONNX GridSample-22 as settled in NOTES.md:
+the thread count. Semantics follow ONNX GridSample-22 as the README settles them (`dim_taps` in interpolation.pxd):
 - nearest: round half to even, then pad the integer index;
 - linear: border/reflection move the continuous coordinate, then each tap is padded;
 - cubic: Keys A = -0.75 over floor(x)-1 .. floor(x)+2, each tap padded on its own;
@@ -13,95 +13,21 @@ the thread count. Semantics follow ONNX GridSample-22 as settled in NOTES.md:
 """
 from cython.parallel cimport prange
 from cython cimport floating
-from libc.math cimport fabs, NAN
+from libc.math cimport NAN
 
 from interpolation cimport (
-    PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC,
-    clamp_coordinate, guarded_floor, guarded_rint, denormalize, clamp_to_extent, reflect_coordinate,
-    reflect_index, clamp_index, cubic_weights,
+    PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
+    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps,
 )
-
-cdef enum:
-    # Taps buffered per block of points (block size = MAX_TAPS // taps per point): small enough for
-    # L2 beside the plane rows the block reads, fixed, so results never depend on the thread count.
-    # Also the most taps one point may have (cubic in 6-D).
-    MAX_TAPS = 4096
-    MAX_RANK = 64
 
 cdef extern from *:
     void __builtin_prefetch(const void*) noexcept nogil  # GCC and Clang; a hint, never a read
 
-cdef enum PointStatus:
-    POINT_OK = 0
-    POINT_ZERO = 1
-    POINT_NAN = 2
-
-# |g| at or beyond this is treated as a point at infinity.
-cdef double AT_INFINITY = 1e30
-
-
-cdef inline Py_ssize_t pad_tap(Py_ssize_t i, Py_ssize_t length, int padding, bint align_corners) noexcept nogil:
-    """A tap index after padding; -1 when zeros padding drops it."""
-    if padding == PAD_ZEROS:
-        return i if 0 <= i < length else -1
-    if padding == PAD_BORDER:
-        return clamp_index(i, length)
-    return reflect_index(i, length, align_corners)
-
-
-cdef PointStatus dim_taps(floating g, Py_ssize_t length, Py_ssize_t stride, int mode, int padding,
-                          bint align_corners, Py_ssize_t* offsets, floating* weights,
-                          Py_ssize_t* count) noexcept nogil:
-    """Taps of one spatial dim for normalised coordinate g (at most 4)."""
-    cdef floating x, frac
-    cdef floating w[4]
-    cdef Py_ssize_t base, i, j, n_taps, n = 0
-    if g != g:
-        return POINT_NAN
-    if not (fabs(g) < AT_INFINITY):
-        if padding == PAD_ZEROS:
-            return POINT_ZERO
-        if padding == PAD_REFLECTION:
-            return POINT_NAN
-        offsets[0] = (0 if g < 0 else length - 1) * stride
-        weights[0] = 1
-        count[0] = 1
-        return POINT_OK
-    # Clamped to +-2**52 so that floor(x) and x - floor(x) stay meaningful for huge finite x.
-    x = clamp_coordinate(denormalize(g, length, align_corners))
-    if mode == MODE_NEAREST:
-        i = pad_tap(guarded_rint(x), length, padding, align_corners)
-        if i < 0:
-            return POINT_ZERO
-        offsets[0] = i * stride
-        weights[0] = 1
-        count[0] = 1
-        return POINT_OK
-    if mode == MODE_LINEAR:
-        if padding == PAD_BORDER:
-            x = clamp_to_extent(x, length)
-        elif padding == PAD_REFLECTION:
-            x = reflect_coordinate(x, length, align_corners)
-        base = guarded_floor(x)
-        frac = x - <floating>base
-        w[0] = 1 - frac
-        w[1] = frac
-        n_taps = 2
-    else:
-        base = guarded_floor(x)
-        frac = x - <floating>base
-        cubic_weights(frac, w)
-        base -= 1
-        n_taps = 4
-    for j in range(n_taps):
-        i = pad_tap(base + j, length, padding, align_corners)
-        if i >= 0:
-            offsets[n] = i * stride
-            weights[n] = w[j]
-            n += 1
-    count[0] = n
-    return POINT_OK if n > 0 else POINT_ZERO
-
+# The codes and limits of interpolation.pxd, for the Python side (irgrid/ops/grid_sample.py).
+MODES = {"nearest": MODE_NEAREST, "linear": MODE_LINEAR, "cubic": MODE_CUBIC}
+PADDINGS = {"zeros": PAD_ZEROS, "border": PAD_BORDER, "reflection": PAD_REFLECTION}
+TAPS_PER_DIM = {"nearest": 1, "linear": 2, "cubic": 4}
+MAX_TAPS_PER_POINT = MAX_TAPS
 
 cdef inline floating weighted_sum(const floating* xc, const Py_ssize_t* off, const floating* wt,
                                   Py_ssize_t count) noexcept nogil:

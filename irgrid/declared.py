@@ -1,0 +1,48 @@
+"""Where inferred shapes and types contradict the dims and precisions the IR declares on its ports.
+
+Shared by `check_model` (which reports every mismatch) and `compile_model` (which refuses them).
+"""
+from __future__ import annotations
+
+from .errors import Problem
+from .inference import Key
+from .ir.dims import Dim, format_shape
+from .ir.model import Model, Port
+from .registry import TensorInfo
+
+
+def declared_mismatches(model: Model, infos: dict[Key, TensorInfo]) -> list[Problem]:
+    """Where the inferred shape or type of a value contradicts a port that carries it."""
+    problems = []
+    for layer_id in model.order:
+        layer = model.layers[layer_id]
+        for index, port in enumerate(layer.outputs):
+            info = infos.get((layer_id, index))
+            message = info and _mismatch(port, info, "output")
+            if message:
+                problems.append(Problem(layer, port.id, message))
+        for index, port in enumerate(layer.inputs):
+            src = model.producer(layer, index)
+            info = infos.get((src.layer, src.output))
+            message = info and _mismatch(port, info, "input")
+            if message:
+                problems.append(Problem(layer, port.id, message))
+    return problems
+
+
+def _mismatch(port: Port, info: TensorInfo, direction: str) -> str | None:
+    if port.element_type and info.element_type != port.element_type:
+        return f"{direction} is {info.element_type} but the IR declares {port.element_type}"
+    if info.shape is None:
+        return None
+    declared: tuple[Dim, ...] = port.dims
+    if not declared:  # IR v11 writes both scalars and dynamic-rank ports without <dim>: undecidable
+        return None
+    inferred = format_shape(info.shape)
+    if len(declared) != len(info.shape):
+        return f"{direction} shape is {inferred} but the IR declares {format_shape(declared)}"
+    bad = [i for i, (d, v) in enumerate(zip(declared, info.shape)) if not d.admits(v)]
+    if bad:
+        return (f"{direction} shape is {inferred} but the IR declares {format_shape(declared)} "
+                f"(dim {', '.join(map(str, bad))})")
+    return None
