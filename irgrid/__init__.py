@@ -20,7 +20,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from .checker import check_model  # noqa: E402
 from .config import show_config  # noqa: E402
 from .errors import (  # noqa: E402
-    InputError, IRGridError, LayerAttributeError, ParseError, ShapeError, UnsupportedLayerError, WeightsError)
+    ConfigError, InputError, IRGridError, LayerAttributeError, ParseError, ShapeError, UnsupportedLayerError,
+    WeightsError)
 from .ir.reader import read_model  # noqa: E402
 from .runtime.compiled import CompiledModel, compile_model  # noqa: E402
 from .threads import get_num_threads, set_num_threads  # noqa: E402
@@ -29,6 +30,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "read_model", "check_model", "compile_model", "CompiledModel", "set_num_threads", "get_num_threads",
-    "show_config", "IRGridError", "ParseError", "WeightsError", "UnsupportedLayerError",
+    "show_config", "IRGridError", "ConfigError", "ParseError", "WeightsError", "UnsupportedLayerError",
     "LayerAttributeError", "ShapeError", "InputError", "__version__",
 ]

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError, IRGridError
-from .threads import get_num_threads, set_num_threads
+from .threads import available_cores, get_num_threads, set_num_threads
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="name=file.npy, file.npz (keys are input names), or file.npy for a single input")
     infer.add_argument("-shape", dest="shape", action="append", default=[], help='e.g. "data[1,3,8,8],grid[1,4,4,2]"')
     infer.add_argument("-o", dest="output", help="save outputs to this .npz")
-    infer.add_argument("-nthreads", type=int, help="kernel threads (default: available cores)")
+    infer.add_argument("-nthreads", type=int, help="kernel threads (default: IRGRID_NUM_THREADS, OMP_NUM_THREADS, "
+                       "else the CPUs available)")
     infer.add_argument("-niter", type=int, default=10, help="inferences to time (default 10)")
     infer.add_argument("-seed", type=int, default=0, help="seed for random inputs (default 0)")
     check = commands.add_parser("check", help="infer every layer's shapes and report all problems")
@@ -146,9 +147,11 @@ def _infer(args) -> int:
     from .runtime.compiled import compile_model
 
     if args.nthreads is not None:
-        if args.nthreads < 1:
-            raise _UsageError("-nthreads must be at least 1")
         set_num_threads(args.nthreads)
+        cores = available_cores()
+        if args.nthreads > cores:
+            print(f"irgrid: warning: -nthreads {args.nthreads} is more than the {cores} CPUs this process may use; "
+                  "running anyway", file=sys.stderr)
     if args.niter < 1:
         raise _UsageError("-niter must be at least 1")
     compiled = compile_model(args.model, shapes=parse_shapes(args.shape) or None)

@@ -48,3 +48,10 @@ class ShapeError(IRGridError):
 class InputError(IRGridError):
     """Arrays given to a compiled model do not match its Parameters."""
 
+
+
+class ConfigError(IRGridError, ValueError):
+    """A setting irgrid cannot use (a thread count, an environment variable, a missing build).
+
+    Also a ValueError, so code written when set_num_threads raised ValueError still catches it.
+    """
