@@ -1,8 +1,9 @@
 """The `irgrid` command line, in the dialect of OpenVINO's benchmark_app.
 
-    irgrid infer model.xml [-i name=file.npy ... | -i inputs.npz] [-shape "name[1,3,8,8]"]
-                           [-o out.npz] [-nthreads N] [-niter N]
-    irgrid check model.xml [-shape "name[1,3,8,8]"] [--json]
+    irgrid infer [-m] model.xml [-i name:file.npy | name=file.npy | file.npy | inputs.npz ...]
+                 [-shape "name[1,3,8,8]" | -shape "[1,3,8,8]"] [-o out.npz | out.npy]
+                 [-nthreads N] [-niter N | -t SECONDS] [-seed N]
+    irgrid check [-m] model.xml [-shape "name[1,3,8,8]"] [--json]
     irgrid ops             (the supported layer table)
     irgrid config          (version, OpenMP, threads)
 
@@ -22,11 +23,23 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError, IRGridError
+from .memory import check_fits
 from .threads import available_cores, get_num_threads, set_num_threads
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
+    """One-line errors (exit 2) and options matched exactly: benchmark_app's `-hint` must not be read
+    as `-h` + "int", nor `-nit` as `-niter`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
+
+    def _get_option_tuples(self, option_string: str) -> list:
+        # On Python 3.11 allow_abbrev=False still matches single-dash prefixes ("-nit" ran as -niter);
+        # offering no candidates makes an unknown option "unrecognized" (and "-t5" must be "-t 5").
+        return []
+
+    def error(self, message: str) -> None:
         raise _UsageError(message)
 
 
@@ -34,21 +47,30 @@ class _UsageError(Exception):
     pass
 
 
+def _add_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", nargs="?", help="model .xml (its .bin beside it)")
+    parser.add_argument("-m", dest="model_option", metavar="MODEL", help="the model, as benchmark_app's -m")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="irgrid", description="Read, check and run OpenVINO IR models with grid operators.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     infer = commands.add_parser("infer", help="run a model and print its outputs and latency")
-    infer.add_argument("model", help="model .xml (its .bin beside it)")
+    _add_model(infer)
     infer.add_argument("-i", dest="inputs", action="append", default=[],
-                       help="name=file.npy, file.npz (keys are input names), or file.npy for a single input")
-    infer.add_argument("-shape", dest="shape", action="append", default=[], help='e.g. "data[1,3,8,8],grid[1,4,4,2]"')
-    infer.add_argument("-o", dest="output", help="save outputs to this .npz")
-    infer.add_argument("-nthreads", type=int, help="kernel threads (default: IRGRID_NUM_THREADS, OMP_NUM_THREADS, "
-                       "else the CPUs available)")
-    infer.add_argument("-niter", type=int, default=10, help="inferences to time (default 10)")
+                       help="name:file.npy or name=file.npy, file.npz (keys are input names), or file.npy "
+                            "for a single input (default: inputs.npz beside the model, else random)")
+    infer.add_argument("-shape", dest="shape", action="append", default=[],
+                       help='e.g. "data[1,3,8,8],grid[1,4,4,2]", or "[1,3,8,8]" for a single input')
+    infer.add_argument("-o", dest="output", help="save outputs to this .npz (or the one output to a .npy)")
+    infer.add_argument("-nthreads", type=int, help="kernel threads (default: IRGRID_NUM_THREADS, "
+                       "OMP_NUM_THREADS, else the CPUs available)")
+    duration = infer.add_mutually_exclusive_group()
+    duration.add_argument("-niter", type=int, help="timed inferences after the first (default 10)")
+    duration.add_argument("-t", dest="seconds", type=float, help="run timed inferences for this many seconds")
     infer.add_argument("-seed", type=int, default=0, help="seed for random inputs (default 0)")
     check = commands.add_parser("check", help="infer every layer's shapes and report all problems")
-    check.add_argument("model")
+    _add_model(check)
     check.add_argument("-shape", dest="shape", action="append", default=[])
     check.add_argument("--json", action="store_true", help="print problems as JSON")
     ops = commands.add_parser("ops", help="list the supported layers")
@@ -61,18 +83,22 @@ _ITEM = r"[^\[\],]+\[[^\]]*\]"
 
 
 def parse_shapes(texts: list[str]) -> dict[str, tuple[int | None, ...]]:
-    """'a[1,3,?,8],b[2]' -> {'a': (1, 3, None, 8), 'b': (2,)} ('?' or -1: dynamic)."""
+    """'a[1,3,?,8],b[2]' -> {'a': (1, 3, None, 8), 'b': (2,)} ('?' or -1: dynamic); '[1,3]' -> {'': (1, 3)}."""
     shapes = {}
     for text in texts:
         compact = text.replace(" ", "")
-        if not re.fullmatch(rf"{_ITEM}(,{_ITEM})*", compact):
+        if re.fullmatch(r"\[[^\]]*\]", compact):
+            items = [("", compact[1:-1])]
+        elif re.fullmatch(rf"{_ITEM}(,{_ITEM})*", compact):
+            items = re.findall(r"([^\[\],]+)\[([^\]]*)\]", compact)
+        else:
             raise _UsageError(f'bad -shape {text!r}: expected name[d1,d2,...] (e.g. "data[1,3,224,224]")')
-        for name, dims in re.findall(r"([^\[\],]+)\[([^\]]*)\]", compact):
+        for name, dims in items:
             parsed = []
             for d in filter(None, (d.strip() for d in dims.split(","))):
                 if d in ("?", "-1"):
                     parsed.append(None)
-                elif d.isdigit():
+                elif d.isascii() and d.isdigit():
                     parsed.append(int(d))
                 else:
                     raise _UsageError(f"bad dim {d!r} in -shape {text!r}")
@@ -97,18 +123,47 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _load_inputs(args, compiled) -> dict[str, np.ndarray]:
-    model_path = Path(args.model)
-    specs = args.inputs
-    if not specs and model_path.with_name("inputs.npz").exists():
-        specs = [str(model_path.with_name("inputs.npz"))]
-    if not specs:
-        return _random_inputs(compiled, args.seed)
+def _read(args):
+    """The model named by the positional path or -m (once), and the -shape shapes keyed by input name."""
+    from .ir.reader import read_model
+
+    if (args.model is None) == (args.model_option is None):
+        raise _UsageError("give the model once: as a path or with -m")
+    model = read_model(args.model or args.model_option)
+    shapes = parse_shapes(args.shape)
+    if "" in shapes:
+        if len(model.parameters) != 1:
+            raise _UsageError(f"-shape without a name needs a single-input model; this one has "
+                              f"{len(model.parameters)}: write name[d1,d2,...]")
+        shapes[model.parameters[0].name] = shapes.pop("")
+    return model, shapes or None
+
+
+def _split_spec(spec: str) -> tuple[str, str]:
+    """'name:file' or 'name=file' -> (name, file); a bare (or existing) file -> ('', file)."""
+    for sep in "=:":
+        name, found, path = spec.partition(sep)
+        if found and name and not Path(spec).exists():
+            return name, path
+    return "", spec
+
+
+def _load_inputs(args, compiled) -> tuple[dict[str, np.ndarray], str]:
+    """The arrays to run on and where they came from: -i files, else random if -shape was given, else
+    inputs.npz beside the model, else random."""
+    beside = Path(args.model or args.model_option).with_name("inputs.npz")
+    if not args.inputs:
+        if args.shape or not beside.exists():
+            note = "; inputs.npz beside the model not used (-shape given)" if beside.exists() else ""
+            return _random_inputs(compiled, args.seed), f"random (seed {args.seed}){note}"
+        return _load_files([str(beside)], compiled), "inputs.npz beside the model"
+    return _load_files(args.inputs, compiled), ", ".join(args.inputs)
+
+
+def _load_files(specs: list[str], compiled) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep:
-            name, path = "", spec
+        name, path = _split_spec(spec)
         try:
             loaded = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as exc:
@@ -121,7 +176,7 @@ def _load_inputs(args, compiled) -> dict[str, np.ndarray]:
         elif len(compiled.inputs) == 1:
             arrays[compiled.inputs[0][0].name] = loaded
         else:
-            raise InputError(f"-i {spec!r}: name the input (name=file.npy); the model has {len(compiled.inputs)}")
+            raise InputError(f"-i {spec!r}: name the input (name:file.npy); the model has {len(compiled.inputs)}")
     return arrays
 
 
@@ -134,6 +189,7 @@ def _random_inputs(compiled, seed: int) -> dict[str, np.ndarray]:
         if info.shape is None or None in info.shape:
             raise InputError(f"input {parameter.name!r} has dynamic shape {info.shape}: give -shape or -i")
         dtype = element_types.numpy_dtype(info.element_type)
+        check_fits(info.shape, dtype, what=f"random input {parameter.name!r}")
         if dtype.kind == "f":
             arrays[parameter.name] = rng.uniform(-1, 1, info.shape).astype(dtype)
         elif dtype.kind == "b":
@@ -141,6 +197,20 @@ def _random_inputs(compiled, seed: int) -> dict[str, np.ndarray]:
         else:
             arrays[parameter.name] = rng.integers(0, 10, info.shape).astype(dtype)
     return arrays
+
+
+def _timed_runs(compiled, inputs, niter: int | None, seconds: float | None) -> tuple[list[float], float]:
+    """Latencies (ms) of the runs after the first, and their total wall time (ms): `niter` runs, or as
+    many as fit in `seconds` (at least one)."""
+    times = []
+    start = time.perf_counter()
+    while True:
+        begin = time.perf_counter()
+        compiled(inputs)
+        end = time.perf_counter()
+        times.append((end - begin) * 1e3)
+        if len(times) == niter or (seconds is not None and end - start >= seconds):
+            return times, (end - start) * 1e3
 
 
 def _infer(args) -> int:
@@ -152,26 +222,52 @@ def _infer(args) -> int:
         if args.nthreads > cores:
             print(f"irgrid: warning: -nthreads {args.nthreads} is more than the {cores} CPUs this process may use; "
                   "running anyway", file=sys.stderr)
-    if args.niter < 1:
+    if args.niter is not None and args.niter < 1:
         raise _UsageError("-niter must be at least 1")
-    compiled = compile_model(args.model, shapes=parse_shapes(args.shape) or None)
-    inputs = _load_inputs(args, compiled)
-    times = []
-    for _ in range(args.niter):
-        start = time.perf_counter()
-        outputs = compiled(inputs)
-        times.append((time.perf_counter() - start) * 1e3)
+    if args.seconds is not None and not args.seconds > 0:
+        raise _UsageError("-t must be a positive number of seconds")
+    suffix = Path(args.output).suffix.lower() if args.output else None
+    if suffix not in (None, ".npz", ".npy"):
+        raise _UsageError(f"-o {args.output!r}: the file must end in .npz (all outputs) or .npy (a single output)")
+    model, shapes = _read(args)
+    compiled = compile_model(model, shapes=shapes)
+    if suffix == ".npy" and len(compiled.outputs) != 1:
+        raise _UsageError(f"-o {args.output!r}: a .npy holds one output and this model has "
+                          f"{len(compiled.outputs)}: use .npz")
+    inputs, source = _load_inputs(args, compiled)
+    print(f"Inputs: {source}")
+    start = time.perf_counter()
+    outputs = compiled(inputs)
+    print(f"First inference took {(time.perf_counter() - start) * 1e3:.3f} ms")
+    niter = None if args.seconds is not None else args.niter or 10
+    times, duration = _timed_runs(compiled, inputs, niter, args.seconds)
     print(f"{'output':<28} {'shape':<22} {'dtype':<8} {'min':>12} {'max':>12} {'mean':>12}")
     for name, value in outputs.items():
         stats = _stats(value)
         print(f"{name:<28} {str(list(value.shape)):<22} {str(value.dtype):<8} {stats}")
-    times_arr = np.array(times)
-    print(f"Count: {args.niter} iterations, threads: {compiled.threads or get_num_threads()}")
-    print(f"Latency: median {np.median(times_arr):.3f} ms, min {times_arr.min():.3f} ms, max {times_arr.max():.3f} ms")
+    latency = np.array(times)
+    print(f"Threads:    {compiled.threads or get_num_threads()}")
+    print(f"Count:      {len(times)} iterations")
+    print(f"Duration:   {duration:.3f} ms")
+    print("Latency:")
+    for label, value in (("Median", np.median(latency)), ("Average", latency.mean()), ("Min", latency.min()),
+                         ("Max", latency.max())):
+        print(f"   {label + ':':<9}{value:.3f} ms")
+    print(f"Throughput: {len(times) / duration * 1e3:.2f} FPS")
     if args.output:
-        _save_npz(args.output, outputs)
+        if suffix == ".npy":
+            _save_npy(args.output, next(iter(outputs.values())))
+        else:
+            _save_npz(args.output, outputs)
         print(f"Saved outputs to {args.output}")
     return 0
+
+
+def _save_npy(path: str, array: np.ndarray) -> None:
+    try:
+        np.save(path, array, allow_pickle=False)
+    except OSError as exc:
+        raise InputError(f"cannot write outputs to {path!r}: {exc.strerror or exc}") from None
 
 
 def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
@@ -197,13 +293,15 @@ def _stats(value: np.ndarray) -> str:
 def _check(args) -> int:
     from .checker import check_model
 
-    problems = check_model(args.model, shapes=parse_shapes(args.shape) or None)
+    model, shapes = _read(args)
+    path = args.model or args.model_option
+    problems = check_model(model, shapes=shapes)
     if args.json:
-        print(json.dumps({"model": args.model, "problems": [p.to_dict() for p in problems]}, indent=2))
+        print(json.dumps({"model": path, "problems": [p.to_dict() for p in problems]}, indent=2))
     else:
         for problem in problems:
             print(problem)
-        print(f"{args.model}: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+        print(f"{path}: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
     return 1 if problems else 0
 
 

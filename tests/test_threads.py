@@ -93,7 +93,7 @@ def test_cli_more_threads_than_cpus_warns_and_runs(tmp_path):
     assert proc.returncode == 0, proc.stderr
     warning = proc.stderr.strip()
     assert len(warning.splitlines()) == 1 and "warning" in warning and "64" in warning
-    assert "threads: 64" in proc.stdout
+    assert "Threads:    64" in proc.stdout.splitlines()
 
 
 @pytest.mark.parametrize("name, value", [("IRGRID_NUM_THREADS", "abc"), ("OMP_NUM_THREADS", "0")])
