@@ -51,7 +51,15 @@ class InputError(IRGridError):
 
 
 class ConfigError(IRGridError, ValueError):
-    """A setting irgrid cannot use (a thread count, an environment variable, a missing build).
+    """A setting irgrid cannot use (a thread count, an environment variable).
 
     Also a ValueError, so code written when set_num_threads raised ValueError still catches it.
+    """
+
+
+class NotBuiltError(IRGridError, ImportError):
+    """The compiled kernels are missing: an un-built source folder was imported instead of an install.
+
+    Also an ImportError (it is one), and not a ValueError, so layer runners do not report it as a layer's
+    failure.
     """
