@@ -2,7 +2,7 @@
 
     irgrid infer [-m] model.xml [-i name:file.npy | name=file.npy | file.npy | inputs.npz ...]
                  [-shape "name[1,3,8,8]" | -shape "[1,3,8,8]"] [-o out.npz | out.npy]
-                 [-nthreads N] [-niter N | -t SECONDS] [-seed N]
+                 [-nthreads N] [-niter N | -t SECONDS] [-seed N] [--save-images DIR]
     irgrid check [-m] model.xml [-shape "name[1,3,8,8]"] [--json]
     irgrid ops             (the supported layer table)
     irgrid config          (version, OpenMP, threads)
@@ -24,6 +24,7 @@ import numpy as np
 
 from .errors import InputError, IRGridError
 from .memory import check_fits
+from .pictures import load_pillow, save_pictures
 from .threads import available_cores, get_num_threads, set_num_threads
 
 
@@ -69,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     duration.add_argument("-niter", type=int, help="timed inferences after the first (default 10)")
     duration.add_argument("-t", dest="seconds", type=float, help="run timed inferences for this many seconds")
     infer.add_argument("-seed", type=int, default=0, help="seed for random inputs (default 0)")
+    infer.add_argument("--save-images", metavar="DIR", help="write image-like inputs and outputs as PNGs "
+                       "(needs Pillow: pip install 'irgrid[images]')")
     check = commands.add_parser("check", help="infer every layer's shapes and report all problems")
     _add_model(check)
     check.add_argument("-shape", dest="shape", action="append", default=[])
@@ -226,6 +229,8 @@ def _infer(args) -> int:
         raise _UsageError("-niter must be at least 1")
     if args.seconds is not None and not args.seconds > 0:
         raise _UsageError("-t must be a positive number of seconds")
+    if args.save_images:
+        load_pillow()
     suffix = Path(args.output).suffix.lower() if args.output else None
     if suffix not in (None, ".npz", ".npy"):
         raise _UsageError(f"-o {args.output!r}: the file must end in .npz (all outputs) or .npy (a single output)")
@@ -260,6 +265,11 @@ def _infer(args) -> int:
         else:
             _save_npz(args.output, outputs)
         print(f"Saved outputs to {args.output}")
+    if args.save_images:
+        written = save_pictures({**{f"input_{k}": v for k, v in inputs.items()},
+                                 **{f"output_{k}": v for k, v in outputs.items()}}, args.save_images)
+        names = ", ".join(p.name for p in written) or "none (no image-like tensor)"
+        print(f"Pictures saved to {args.save_images}: {names}")
     return 0
 
 
