@@ -246,24 +246,9 @@ def _infer(args) -> int:
     print(f"First inference took {(time.perf_counter() - start) * 1e3:.3f} ms")
     niter = None if args.seconds is not None else args.niter or 10
     times, duration = _timed_runs(compiled, inputs, niter, args.seconds)
-    print(f"{'output':<28} {'shape':<22} {'dtype':<8} {'min':>12} {'max':>12} {'mean':>12}")
-    for name, value in outputs.items():
-        stats = _stats(value)
-        print(f"{name:<28} {str(list(value.shape)):<22} {str(value.dtype):<8} {stats}")
-    latency = np.array(times)
-    print(f"Threads:    {compiled.threads or get_num_threads()}")
-    print(f"Count:      {len(times)} iterations")
-    print(f"Duration:   {duration:.3f} ms")
-    print("Latency:")
-    for label, value in (("Median", np.median(latency)), ("Average", latency.mean()), ("Min", latency.min()),
-                         ("Max", latency.max())):
-        print(f"   {label + ':':<9}{value:.3f} ms")
-    print(f"Throughput: {len(times) / duration * 1e3:.2f} FPS")
+    _report(outputs, times, duration, compiled.threads or get_num_threads())
     if args.output:
-        if suffix == ".npy":
-            _save_npy(args.output, next(iter(outputs.values())))
-        else:
-            _save_npz(args.output, outputs)
+        _save_outputs(args.output, outputs)
         print(f"Saved outputs to {args.output}")
     if args.save_images:
         written = save_pictures({**{f"input_{k}": v for k, v in inputs.items()},
@@ -273,16 +258,29 @@ def _infer(args) -> int:
     return 0
 
 
-def _save_npy(path: str, array: np.ndarray) -> None:
-    try:
-        np.save(path, array, allow_pickle=False)
-    except OSError as exc:
-        raise InputError(f"cannot write outputs to {path!r}: {exc.strerror or exc}") from None
+def _report(outputs: dict[str, np.ndarray], times: list[float], duration: float, threads: int) -> None:
+    """The outputs table, then a closing block as benchmark_app's."""
+    print(f"{'output':<28} {'shape':<22} {'dtype':<8} {'min':>12} {'max':>12} {'mean':>12}")
+    for name, value in outputs.items():
+        print(f"{name:<28} {str(list(value.shape)):<22} {str(value.dtype):<8} {_stats(value)}")
+    latency = np.array(times)
+    print(f"Threads:    {threads}")
+    print(f"Count:      {len(times)} iterations")
+    print(f"Duration:   {duration:.3f} ms")
+    print("Latency:")
+    for label, value in (("Median", np.median(latency)), ("Average", latency.mean()), ("Min", latency.min()),
+                         ("Max", latency.max())):
+        print(f"   {label + ':':<9}{value:.3f} ms")
+    print(f"Throughput: {len(times) / duration * 1e3:.2f} FPS")
 
 
-def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
-    """Like np.savez, but any output name works (np.savez's own keyword `file` would clash)."""
+def _save_outputs(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """A .npy holds the single output (np.save); a .npz every output, like np.savez but under any name
+    (np.savez's own keyword `file` would clash with an output called `file`)."""
     try:
+        if path.lower().endswith(".npy"):
+            np.save(path, next(iter(arrays.values())), allow_pickle=False)
+            return
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
             for name, value in arrays.items():
                 with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
