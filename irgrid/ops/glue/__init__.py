@@ -1,2 +1,3 @@
 """Glue layers, computed with numpy, so the graphs around the grid operators run."""
-from . import arithmetic, convert, data_movement, elementwise, io, reshape, slicing, split  # noqa: F401
+from . import (arithmetic, comparison, convert, data_movement, elementwise, io, reshape, select,  # noqa: F401
+               slicing, split)

@@ -12,10 +12,12 @@ floor(|x| + 0.5) and gives 1 and 8388610).
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
 
+from ...errors import LayerAttributeError
 from ...ir.attributes import Attr
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import array_infos, require_float
@@ -38,9 +40,12 @@ def _round(attrs: Attrs, x: np.ndarray) -> np.ndarray:
 
 
 def _register(type_: str, fn: UnaryFn, summary: str, *, floats_only: bool = False, integer_identity: bool = False,
-              versions: tuple[str, ...] = ("opset1",), attrs: tuple[Attr, ...] = ()) -> tuple:
+              versions: tuple[str, ...] = ("opset1",), attrs: tuple[Attr, ...] = (),
+              check_attrs: Callable[[Attrs], None] | None = None) -> tuple:
     def infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
         (x,) = inputs
+        if check_attrs is not None:
+            check_attrs(attrs)
         if floats_only:
             require_float(x, 0, f"{type_}'s input")
         return [TensorInfo(x.shape, x.element_type)]
@@ -78,3 +83,33 @@ _register("Exp", lambda attrs, x: np.exp(x), "e to the x.", floats_only=True)
 _register("Log", lambda attrs, x: np.log(x), "Natural logarithm (NaN below 0, -inf at 0).", floats_only=True)
 _register("Sigmoid", lambda attrs, x: _sigmoid(x), "Logistic function 1 / (1 + exp(-x)).", floats_only=True)
 _register("Tanh", lambda attrs, x: np.tanh(x), "Hyperbolic tangent.", floats_only=True)
+
+
+def _check_clamp_attrs(attrs: Attrs) -> None:
+    if attrs["min"] > attrs["max"]:
+        raise LayerAttributeError(f"min {attrs['min']:g} is above max {attrs['max']:g}")
+
+
+def _clamp_bounds(attrs: Attrs, dtype: np.dtype) -> tuple[np.generic, np.generic]:
+    """min and max in the data's type: for integers ceil(min) and floor(max) (the Clamp-1 spec), held
+    inside the type's range."""
+    _check_clamp_attrs(attrs)
+    lo, hi = attrs["min"], attrs["max"]
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = math.ceil(lo), math.floor(hi)
+        return dtype.type(min(max(lo, info.min), info.max)), dtype.type(max(min(hi, info.max), info.min))
+    return dtype.type(lo), dtype.type(hi)
+
+
+def _clamp(attrs: Attrs, x: np.ndarray) -> np.ndarray:
+    """min(max(x, lo), hi) with Maximum's and Minimum's choices, so NaN becomes min as in OpenVINO's CPU
+    plugin (its reference implementation keeps NaN)."""
+    lo, hi = _clamp_bounds(attrs, x.dtype)
+    raised = np.where(x > lo, x, lo)
+    return np.where(raised < hi, raised, hi)
+
+
+_register("Clamp", _clamp, "Clamp to [min, max] (integers: [ceil(min), floor(max)]).",
+          attrs=(Attr("min", "float", 0.0, required=True), Attr("max", "float", 0.0, required=True)),
+          check_attrs=_check_clamp_attrs)
