@@ -144,12 +144,12 @@ def check_channels(data: TensorInfo, filters: TensorInfo, group: int, filters_in
 
 
 def check_sampling_input(info: TensorInfo, index: int, what: str, batch: int | None, channels: int | None,
-                         out_dims: tuple[int | None, ...], rank: int) -> None:
+                         out_dims: tuple[int | None, ...], rank: int, per_tap: str = "") -> None:
     """An offset or mask input: rank, batch, channel count and spatial dims = the output's."""
     _require_rank(info, rank, index, what)
     require_float(info, index, what)
     merge_dim(info.shape[0], batch, f"{what} batch differs from the data's", index)
-    merge_dim(info.shape[1], channels, f"{what} channels", index)
+    merge_dim(info.shape[1], channels, f"{what} channels must be offset groups x kernel size{per_tap}", index)
     for axis, (got, want) in enumerate(zip(info.shape[2:], out_dims)):
         merge_dim(got, want, f"{what} spatial dim {axis} must equal the output's", index)
 
@@ -182,7 +182,8 @@ def infer_deformable(data: TensorInfo, filters: TensorInfo, offsets: TensorInfo,
     out_dims = geometry.output_dims(data.shape[2:])
     taps = offset_groups * math.prod(kernel)
     batch = data.shape[0]
-    check_sampling_input(offsets, indices["offsets"], "offsets", batch, taps * r, out_dims, data.rank)
+    check_sampling_input(offsets, indices["offsets"], "offsets", batch, taps * r, out_dims, data.rank,
+                         f" x {r} spatial dims")
     if mask is not None:
         check_sampling_input(mask, indices["mask"], "mask", batch, taps, out_dims, data.rank)
     return TensorInfo((batch, out_channels, *out_dims), data.element_type), geometry
