@@ -162,8 +162,9 @@ def test_openvino_gemm_backend_agrees(monkeypatch):
                   threads=2)
     numpy_result = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
     monkeypatch.setenv("IRGRID_GEMM", "openvino")
-    np.testing.assert_allclose(convolve(arrays["X"], arrays["W"], geometry, **kwargs), numpy_result,
-                               rtol=1e-5, atol=1e-5)
+    two = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
+    np.testing.assert_allclose(two, numpy_result, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(convolve(arrays["X"], arrays["W"], geometry, **dict(kwargs, threads=1)), two)
 
 
 @pytest.mark.parametrize("boundary", ["zeros", "edge"])

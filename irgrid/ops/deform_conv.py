@@ -68,8 +68,8 @@ class Geometry:
     pads_begin: tuple[int, ...]
     pads_end: tuple[int, ...]
 
-    def output_dims(self, in_dims: Sequence[int | None], index: int = 0) -> tuple[int | None, ...]:
-        """Output spatial dims; ShapeError (input `index`) when one is not positive."""
+    def output_dims(self, in_dims: Sequence[int | None]) -> tuple[int | None, ...]:
+        """Output spatial dims; ShapeError (at the data, input 0) when one would not be positive."""
         dims = []
         for axis, length in enumerate(in_dims):
             if length is None:
@@ -79,7 +79,7 @@ class Geometry:
             padded = length + self.pads_begin[axis] + self.pads_end[axis]
             if padded < span:
                 raise ShapeError(f"spatial axis {axis}: the dilated kernel ({span}) is larger than the padded "
-                                 f"input ({padded}); the output size would not be positive", input=index)
+                                 f"input ({padded}); the output size would not be positive", input=0)
             dims.append((padded - span) // self.strides[axis] + 1)
         return tuple(dims)
 
@@ -139,7 +139,7 @@ def check_channels(data: TensorInfo, filters: TensorInfo, group: int, filters_in
         raise ShapeError(f"output channels {out_channels} (filters dim 0) are not divisible by group {group}",
                          input=filters_index)
     per_group = None if channels is None else channels // group
-    merge_dim(filters.shape[1], per_group, f"filters dim 1 must be input channels / group", filters_index)
+    merge_dim(filters.shape[1], per_group, "filters dim 1 must be input channels / group", filters_index)
     return out_channels
 
 
@@ -156,8 +156,9 @@ def check_sampling_input(info: TensorInfo, index: int, what: str, batch: int | N
 
 def infer_deformable(data: TensorInfo, filters: TensorInfo, offsets: TensorInfo, mask: TensorInfo | None,
                      geometry_of, group: int, offset_groups: int, indices: dict[str, int],
-                     fixed_rank: int | None = None) -> tuple[TensorInfo, Geometry]:
-    """Checks shared by every deformable version; returns the output info and the geometry.
+                     fixed_rank: int | None = None) -> tuple[TensorInfo, Geometry | None]:
+    """Checks shared by every deformable version; returns the output info and the geometry (None
+    while the kernel's dims are unknown).
 
     geometry_of(spatial input dims, kernel) -> Geometry; indices name each input's position.
     """
@@ -170,23 +171,30 @@ def infer_deformable(data: TensorInfo, filters: TensorInfo, offsets: TensorInfo,
     require_float(data, 0, "data")
     _require_rank(filters, data.rank, indices["filters"], "filters")
     require_float(filters, indices["filters"], "filters")
-    if any(k is None for k in filters.shape[2:]):
-        raise ShapeError("the kernel's spatial dims must be static", input=indices["filters"])
     out_channels = check_channels(data, filters, group, indices["filters"])
     channels = data.shape[1]
     if channels is not None and channels % offset_groups:
         raise ShapeError(f"input channels {channels} are not divisible by the {offset_groups} offset groups",
                          input=0)
     kernel = tuple(filters.shape[2:])
-    geometry = geometry_of(data.shape[2:], kernel)
-    out_dims = geometry.output_dims(data.shape[2:])
-    taps = offset_groups * math.prod(kernel)
+    if None in kernel:  # known at run time only (OpenVINO's reshape passes): nothing more to check
+        geometry, out_dims, taps = None, (None,) * r, None
+    else:
+        geometry = geometry_of(data.shape[2:], kernel)
+        out_dims = geometry.output_dims(data.shape[2:])
+        taps = offset_groups * math.prod(kernel)
     batch = data.shape[0]
-    check_sampling_input(offsets, indices["offsets"], "offsets", batch, taps * r, out_dims, data.rank,
+    check_sampling_input(offsets, indices["offsets"], "offsets", batch, taps and taps * r, out_dims, data.rank,
                          f" x {r} spatial dims")
     if mask is not None:
         check_sampling_input(mask, indices["mask"], "mask", batch, taps, out_dims, data.rank)
     return TensorInfo((batch, out_channels, *out_dims), data.element_type), geometry
+
+
+def tile_points(rows: int, points: int, itemsize: int) -> int:
+    """Output points per im2col tile: the column buffer (rows x tile) stays within TILE_BYTES, or
+    holds one point when a single column is larger."""
+    return max(1, min(points, TILE_BYTES // max(1, rows * itemsize)))
 
 
 def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.ndarray | None = None,
@@ -210,7 +218,7 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     rows = channels * kernel_size
     weights = np.ascontiguousarray(w, dtype).reshape(group, out_channels // group, rows // group)
     bias_column = None if bias is None or bias.size == 0 else np.asarray(bias, dtype).reshape(-1, 1)
-    tile = max(1, min(points, TILE_BYTES // max(1, rows * dtype.itemsize)))
+    tile = tile_points(rows, points, dtype.itemsize)
     column_buffer = allocate((rows * tile,), dtype)
     dummy = np.zeros(1, dtype)
     spatial = [np.array(values, dtype=np.intp) for values in
