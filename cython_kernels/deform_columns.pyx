@@ -36,6 +36,9 @@ cdef enum Boundary:
 BOUNDARIES = {"zeros": BOUNDARY_ZEROS, "edge": BOUNDARY_EDGE}
 # 2**r taps per sampling point must fit one block of MAX_TAPS taps.
 MAX_SPATIAL_RANK = 12
+# Taps per block of points: every channel of the group rereads the block's offsets and weights, so
+# they should stay in L1 (1024 taps: 12-16 KiB; measured 1.5x faster than 4096 on 3-D).
+cdef Py_ssize_t BLOCK_TAPS = 1024
 
 
 cdef inline PointStatus linear_taps(floating x, Py_ssize_t length, Py_ssize_t stride, int boundary,
@@ -66,6 +69,35 @@ cdef inline PointStatus linear_taps(floating x, Py_ssize_t length, Py_ssize_t st
     return POINT_OK if n > 0 else POINT_ZERO
 
 
+cdef inline floating tap_sum(const floating* xc, const Py_ssize_t* off, const floating* wt,
+                             Py_ssize_t count) noexcept nogil:
+    """Sum of wt[t] * xc[off[t]] in a fixed order with a short dependency chain: a balanced tree
+    for the 2, 4 and 8 taps of 1-, 2- and 3-D points, four interleaved partial sums otherwise."""
+    cdef floating a0, a1, a2, a3
+    cdef Py_ssize_t t
+    if count == 4:
+        return (wt[0] * xc[off[0]] + wt[1] * xc[off[1]]) + (wt[2] * xc[off[2]] + wt[3] * xc[off[3]])
+    if count == 1:
+        return wt[0] * xc[off[0]]
+    if count == 2:
+        return wt[0] * xc[off[0]] + wt[1] * xc[off[1]]
+    if count == 8:
+        return (((wt[0] * xc[off[0]] + wt[1] * xc[off[1]]) + (wt[2] * xc[off[2]] + wt[3] * xc[off[3]]))
+                + ((wt[4] * xc[off[4]] + wt[5] * xc[off[5]]) + (wt[6] * xc[off[6]] + wt[7] * xc[off[7]])))
+    a0 = a1 = a2 = a3 = 0
+    t = 0
+    while t + 4 <= count:
+        a0 = a0 + wt[t] * xc[off[t]]
+        a1 = a1 + wt[t + 1] * xc[off[t + 1]]
+        a2 = a2 + wt[t + 2] * xc[off[t + 2]]
+        a3 = a3 + wt[t + 3] * xc[off[t + 3]]
+        t += 4
+    while t < count:
+        a0 = a0 + wt[t] * xc[off[t]]
+        t += 1
+    return (a0 + a1) + (a2 + a3)
+
+
 cdef void sample_columns(const floating* x, const floating* offsets, const floating* mask, floating* col,
                          Py_ssize_t rank, const Py_ssize_t* in_dims, const Py_ssize_t* in_strides,
                          const Py_ssize_t* out_dims, const Py_ssize_t* kernel, const Py_ssize_t* strides,
@@ -77,7 +109,7 @@ cdef void sample_columns(const floating* x, const floating* offsets, const float
     """Columns of offset group `group` for output points [start, stop) (absolute point indices).
 
     x: (C, *in_dims); offsets: (G * K * rank, points); mask: (G * K, points); col: (C * K, tile_points)
-    holding points [tile_start, tile_start + tile_points). stop - start <= MAX_TAPS >> rank.
+    holding points [tile_start, tile_start + tile_points). (stop - start) << rank <= MAX_TAPS.
     """
     cdef Py_ssize_t base[MAX_TAPS]  # (point, dim): o_d * stride_d - pad_begin_d
     cdef Py_ssize_t tap_off[MAX_TAPS]
@@ -88,10 +120,10 @@ cdef void sample_columns(const floating* x, const floating* offsets, const float
     cdef Py_ssize_t dim_n[MAX_RANK]
     cdef Py_ssize_t kidx[MAX_RANK]
     cdef Py_ssize_t n = stop - start, max_taps = 1 << rank
-    cdef Py_ssize_t i, d, k, c, e, j, t, q, dn, count, rest, channel
+    cdef Py_ssize_t i, d, k, c, e, j, q, dn, count, rest, channel
     cdef Py_ssize_t* off
     cdef floating* wt
-    cdef floating pos, weight, acc
+    cdef floating pos, weight
     cdef PointStatus status
     cdef const floating* xc
     cdef floating* row
@@ -147,19 +179,10 @@ cdef void sample_columns(const floating* x, const floating* offsets, const float
             row = col + (channel * kernel_size + k) * tile_points + (start - tile_start)
             for i in range(n):
                 count = tap_n[i]
-                off = tap_off + i * max_taps
-                wt = tap_w + i * max_taps
-                if count == 4:  # the interior 2-D point, unrolled (same order as the loop)
-                    row[i] = ((wt[0] * xc[off[0]] + wt[1] * xc[off[1]]) + wt[2] * xc[off[2]]) + wt[3] * xc[off[3]]
-                elif count == 1:
-                    row[i] = wt[0] * xc[off[0]]
-                elif count <= 0:
-                    row[i] = NAN if count < 0 else 0
+                if count > 0:
+                    row[i] = tap_sum(xc, tap_off + i * max_taps, tap_w + i * max_taps, count)
                 else:
-                    acc = 0
-                    for t in range(count):
-                        acc = acc + wt[t] * xc[off[t]]
-                    row[i] = acc
+                    row[i] = NAN if count < 0 else 0
 
 
 def deformable_columns(const floating[::1] x, const floating[::1] offsets, const floating[::1] mask,
@@ -205,7 +228,7 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
     if tile_points == 0 or channels == 0:
         return
     group_channels = channels // offset_groups
-    block = MAX_TAPS >> rank
+    block = max(1, BLOCK_TAPS >> rank)
     blocks = (tile_points + block - 1) // block
     n_chunks = offset_groups * blocks
     num_threads = max(min(num_threads, n_chunks), 1)

@@ -1,17 +1,19 @@
 """Matrix products for the convolution layers (the GEMM after the im2col kernels).
 
 Backend: numpy (its bundled OpenBLAS) by default, or a MatMul compiled once with OpenVINO when
-`IRGRID_GEMM=openvino` (f32 only). Measured on the 2-core AMD EPYC development VM (a shared machine;
-best of 8-12 calls, 256x2304 . 2304x3400 f32, 2 threads): numpy 2.4 (OpenBLAS 0.3.31) 136-180 GFLOP/s,
-OpenVINO 2025 MatMul (f32 hint, INFERENCE_NUM_THREADS=2, infer(share_inputs=True)) 65-90 GFLOP/s, and
-about 200 us of per-call overhead on small products. An older numpy wheel measured 54 GFLOP/s here
-(its OpenBLAS took this CPU for Haswell) against about 340 for OpenVINO, so the choice is a switch,
-and benchmarks/bench.py prints both rates in the same run. OpenVINO's MatMul computes f64 inputs in
-f32 (its f64 output carries f32 accuracy), so f64 always uses numpy.
+`IRGRID_GEMM=openvino` (f32 only). Measured on the 2-vCPU AMD EPYC (Zen 3, AVX2) development VM, a
+machine shared with other jobs (best of 8-12 calls, 256x2304 . 2304x3400 f32, 2 threads):
+numpy 2.4 (OpenBLAS 0.3.31) 136-180 GFLOP/s, OpenVINO 2026 MatMul (f32 hint, INFERENCE_NUM_THREADS=2,
+`infer(share_inputs=True)`) 65-90 GFLOP/s, plus about 200 us per call on small products. Two Zen 3
+cores peak near 200 GFLOP/s in f32 (2 x 32 FLOP per cycle at about 3 GHz), so numpy is close to it;
+older numpy wheels whose OpenBLAS takes this CPU for Haswell measured about 54 GFLOP/s, which is why
+the switch exists, and benchmarks/bench.py prints both rates in the same run. OpenVINO's MatMul
+computes f64 inputs in f32 (its f64 output carries f32 accuracy), so f64 always uses numpy.
 
-Numerics: numpy's GEMM does not use irgrid's thread count at all (OpenBLAS keeps its own pool), and
-OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads (tests/test_deform_conv_semantics.py),
-so a convolution does not depend on irgrid's thread count with either backend.
+Threads: numpy's GEMM runs on OpenBLAS's own pool (OPENBLAS_NUM_THREADS), not irgrid's thread count;
+the OpenVINO backend compiles one MatMul per thread count. Neither makes results depend on irgrid's
+thread count: OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads
+(tests/test_deform_conv_semantics.py).
 """
 from __future__ import annotations
 
