@@ -1,19 +1,21 @@
 """Matrix products for the convolution layers (the GEMM after the im2col kernels).
 
-Backend: numpy (its bundled OpenBLAS) by default, or a MatMul compiled once with OpenVINO when
-`IRGRID_GEMM=openvino` (f32 only). Measured on the 2-vCPU AMD EPYC (Zen 3, AVX2) development VM, a
-machine shared with other jobs (best of 8-12 calls, 256x2304 . 2304x3400 f32, 2 threads):
-numpy 2.4 (OpenBLAS 0.3.31) 136-180 GFLOP/s, OpenVINO 2026 MatMul (f32 hint, INFERENCE_NUM_THREADS=2,
-`infer(share_inputs=True)`) 65-90 GFLOP/s, plus about 200 us per call on small products. Two Zen 3
-cores peak near 200 GFLOP/s in f32 (2 x 32 FLOP per cycle at about 3 GHz), so numpy is close to it;
-older numpy wheels whose OpenBLAS takes this CPU for Haswell measured about 54 GFLOP/s, which is why
-the switch exists, and benchmarks/bench.py prints both rates in the same run. OpenVINO's MatMul
-computes f64 inputs in f32 (its f64 output carries f32 accuracy), so f64 always uses numpy.
-
-Threads: numpy's GEMM runs on OpenBLAS's own pool (OPENBLAS_NUM_THREADS), not irgrid's thread count;
-the OpenVINO backend compiles one MatMul per thread count. Neither makes results depend on irgrid's
-thread count: OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads
-(tests/test_deform_conv_semantics.py).
+Backend: for f32 a MatMul compiled once with OpenVINO (cached per shapes and thread count) by
+default, numpy when `IRGRID_GEMM=numpy`; f64 always numpy (OpenVINO's MatMul computes f64 inputs in
+f32: its f64 output carries f32 accuracy). Why OpenVINO, measured on the 2-vCPU AMD EPYC (Zen 3,
+AVX2) development VM while other jobs shared it:
+- numpy's OpenBLAS keeps its worker threads spinning after each product; beside irgrid's OpenMP
+  im2col threads on 2 cores that stalls: a 16-channel 32x32 DCN layer took 0.65 ms per call
+  (median) with OPENBLAS_NUM_THREADS=1 and 0.9 ms with OpenVINO's MatMul, but 32 ms with numpy's
+  default threads (its best call 1.5 ms). OpenVINO's MatMul also honours irgrid's thread count,
+  which numpy's OpenBLAS (its own OPENBLAS_NUM_THREADS) does not.
+- Raw rate, 256x2304 . 2304x3400 f32, 2 threads, best of 8-12: numpy 2.4 (OpenBLAS 0.3.31)
+  136-180 GFLOP/s, OpenVINO 2026 MatMul (f32 hint, INFERENCE_NUM_THREADS, `infer(share_inputs=True)`)
+  65-90 GFLOP/s under that load; older numpy wheels whose OpenBLAS takes this CPU for Haswell
+  measured about 54. Two Zen 3 cores peak near 200 GFLOP/s in f32. benchmarks/bench.py prints both
+  rates in the same run, so the integrator can revisit the choice on a quiet machine.
+OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads (tests/test_deform_conv_semantics.py),
+so results do not depend on irgrid's thread count with either backend.
 """
 from __future__ import annotations
 
@@ -27,9 +29,9 @@ BACKENDS = ("numpy", "openvino")
 
 
 def backend() -> str:
-    """The configured backend (env IRGRID_GEMM, default numpy); unknown names fall back to numpy."""
-    name = os.environ.get("IRGRID_GEMM", "numpy").strip().lower()
-    return name if name in BACKENDS else "numpy"
+    """The configured f32 backend (env IRGRID_GEMM, default openvino); unknown names give openvino."""
+    name = os.environ.get("IRGRID_GEMM", "openvino").strip().lower()
+    return name if name in BACKENDS else "openvino"
 
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int) -> np.ndarray:

@@ -155,16 +155,18 @@ def test_tiling_gives_the_same_result(monkeypatch):
     np.testing.assert_allclose(convolve(arrays["X"], arrays["W"], geometry, **kwargs), whole, rtol=1e-5, atol=1e-5)
 
 
-def test_openvino_gemm_backend_agrees(monkeypatch):
+@pytest.mark.parametrize("backend", ["openvino", "numpy"])
+def test_gemm_backends_agree_at_every_thread_count(backend, monkeypatch):
+    """Each GEMM backend gives the same result at 1 and 2 threads, and both agree to rounding."""
     arrays, attrs = _threads_case()
     geometry = Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
-    kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4,
-                  threads=2)
-    numpy_result = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
-    monkeypatch.setenv("IRGRID_GEMM", "openvino")
-    two = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
-    np.testing.assert_allclose(two, numpy_result, rtol=1e-5, atol=1e-5)
-    assert np.array_equal(convolve(arrays["X"], arrays["W"], geometry, **dict(kwargs, threads=1)), two)
+    kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4)
+    monkeypatch.setenv("IRGRID_GEMM", "numpy" if backend == "openvino" else "openvino")
+    other = convolve(arrays["X"], arrays["W"], geometry, threads=2, **kwargs)
+    monkeypatch.setenv("IRGRID_GEMM", backend)
+    two = convolve(arrays["X"], arrays["W"], geometry, threads=2, **kwargs)
+    np.testing.assert_allclose(two, other, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(convolve(arrays["X"], arrays["W"], geometry, threads=1, **kwargs), two)
 
 
 @pytest.mark.parametrize("boundary", ["zeros", "edge"])
