@@ -19,7 +19,7 @@ from ..ir.model import Layer, Model
 from ..memory import allocate, check_fits
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
-from ..threads import get_num_threads
+from ..threads import get_num_threads, validate_threads
 
 
 @dataclass
@@ -165,6 +165,6 @@ def compile_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = No
     """Read (if given a path), check and plan a model; `threads` overrides the global knob."""
     if not isinstance(model, Model):
         model = read_model(model)
-    if threads is not None and (not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    if threads is not None:
+        threads = validate_threads(threads, "threads=")
     return CompiledModel(model, shapes, threads)
