@@ -33,9 +33,6 @@ cdef enum Boundary:
     BOUNDARY_ZEROS = 0
     BOUNDARY_EDGE = 1
 
-BOUNDARIES = {"zeros": BOUNDARY_ZEROS, "edge": BOUNDARY_EDGE}
-# 2**r taps per sampling point must fit one block of MAX_TAPS taps.
-MAX_SPATIAL_RANK = 12
 # Taps per block of points: every channel of the group rereads the block's offsets and weights, so
 # they should stay in L1 (1024 taps: 12 KiB in f32, 16 KiB in f64).
 cdef Py_ssize_t BLOCK_TAPS = 1024
@@ -190,24 +187,24 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
                        const Py_ssize_t[::1] out_dims, const Py_ssize_t[::1] kernel,
                        const Py_ssize_t[::1] strides, const Py_ssize_t[::1] dilations,
                        const Py_ssize_t[::1] pads_begin, Py_ssize_t offset_groups, bint has_offsets,
-                       bint has_mask, int boundary, Py_ssize_t tile_start, Py_ssize_t tile_stop,
+                       bint has_mask, bint edge_rule, Py_ssize_t tile_start, Py_ssize_t tile_stop,
                        int num_threads) -> None:
     """Fill col (C * K, tile_stop - tile_start) for output points [tile_start, tile_stop) of one item.
 
     x: (C, *in_dims) flat; offsets (G * K * r, points) and mask (G * K, points) flat, ignored (any
-    length) unless has_offsets / has_mask.
+    length) unless has_offsets / has_mask. edge_rule: BOUNDARY_EDGE, else BOUNDARY_ZEROS. The 2**r
+    taps of a point must fit one block of MAX_TAPS (r <= 12).
     """
     cdef Py_ssize_t rank = in_dims.shape[0]
     cdef Py_ssize_t plane = 1, points = 1, kernel_size = 1, d, chunk, group, start, block
     cdef Py_ssize_t blocks, n_chunks, tile_points = tile_stop - tile_start, group_channels
     cdef Py_ssize_t[MAX_RANK] in_strides
-    if rank < 1 or rank > MAX_SPATIAL_RANK:
-        raise ValueError(f"spatial rank must be in 1..{MAX_SPATIAL_RANK}")
+    cdef int boundary = BOUNDARY_EDGE if edge_rule else BOUNDARY_ZEROS
+    if rank < 1 or rank > MAX_RANK or (<Py_ssize_t>1 << rank) > MAX_TAPS:
+        raise ValueError(f"{rank} spatial dims: 2**rank taps per point exceed the kernel's {MAX_TAPS}")
     if (out_dims.shape[0] != rank or kernel.shape[0] != rank or strides.shape[0] != rank
             or dilations.shape[0] != rank or pads_begin.shape[0] != rank):
         raise ValueError("every spatial parameter needs one value per spatial dim")
-    if boundary not in (BOUNDARY_ZEROS, BOUNDARY_EDGE):
-        raise ValueError("unknown boundary rule")
     if offset_groups < 1 or channels % offset_groups:
         raise ValueError("channels must be a multiple of offset_groups")
     for d in range(rank - 1, -1, -1):

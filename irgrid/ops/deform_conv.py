@@ -41,7 +41,6 @@ from typing import Sequence
 
 import numpy as np
 
-from .._kernels.deform_columns import BOUNDARIES, MAX_SPATIAL_RANK
 from ..errors import LayerAttributeError, ShapeError
 from ..gemm import matmul
 from ..ir.attributes import Attr
@@ -165,9 +164,12 @@ def infer_deformable(data: TensorInfo, filters: TensorInfo, offsets: TensorInfo,
     if data.rank is None or data.rank < 3 or (fixed_rank and data.rank != fixed_rank):
         want = str(fixed_rank) if fixed_rank else "at least 3 (N, C and a spatial dim)"
         raise ShapeError(f"data must have rank {want}, got {format_shape(data.shape)}", input=0)
+    from .._kernels.constants import MAX_TAPS_PER_POINT  # built: see irgrid._unbuilt
+
     r = data.rank - 2
-    if r > MAX_SPATIAL_RANK:
-        raise ShapeError(f"{r} spatial dims: irgrid supports up to {MAX_SPATIAL_RANK}", input=0)
+    if 2 ** r > MAX_TAPS_PER_POINT:  # the 2**r taps of an N-linear point fill one kernel block at most
+        raise ShapeError(f"{r} spatial dims: irgrid's kernel supports up to "
+                         f"{MAX_TAPS_PER_POINT.bit_length() - 1}", input=0)
     require_float(data, 0, "data")
     _require_rank(filters, data.rank, indices["filters"], "filters")
     require_float(filters, indices["filters"], "filters")
@@ -231,7 +233,7 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
             stop = min(start + tile, points)
             columns = column_buffer[:rows * (stop - start)]
             deformable_columns(x_flat, offsets_flat, mask_flat, columns, channels, *spatial, offset_groups,
-                               offsets is not None, mask is not None, BOUNDARIES[boundary], start, stop, threads)
+                               offsets is not None, mask is not None, boundary == "edge", start, stop, threads)
             columns = columns.reshape(group, rows // group, stop - start)
             per_group = out_channels // group
             for g in range(group):
