@@ -8,7 +8,7 @@ from pathlib import Path
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_openmp", "prior_boxes", "sampling"]  # all use prange or report on OpenMP
+KERNELS = ["_openmp", "affine_grid_kernel", "prior_boxes", "sampling"]  # all use prange or report on OpenMP
 
 
 def openmp_flags() -> list[str]:

@@ -1,7 +1,7 @@
 """The `irgrid` command line, in the dialect of OpenVINO's benchmark_app.
 
     irgrid infer model.xml [-i name=file.npy ... | -i inputs.npz] [-shape "name[1,3,8,8]"]
-                           [-o out.npz] [-nthreads N] [-niter N]
+                           [-o out.npz] [-nthreads N] [-niter N] [--plan]
     irgrid check model.xml [-shape "name[1,3,8,8]"] [--json]
     irgrid ops             (the supported layer table)
     irgrid config          (version, OpenMP, threads)
@@ -46,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     infer.add_argument("-nthreads", type=int, help="kernel threads (default: available cores)")
     infer.add_argument("-niter", type=int, default=10, help="inferences to time (default 10)")
     infer.add_argument("-seed", type=int, default=0, help="seed for random inputs (default 0)")
+    infer.add_argument("--plan", action="store_true", help="print the compiled plan (steps, fusions, kernels, memory)")
     check = commands.add_parser("check", help="infer every layer's shapes and report all problems")
     check.add_argument("model")
     check.add_argument("-shape", dest="shape", action="append", default=[])
@@ -152,6 +153,8 @@ def _infer(args) -> int:
     if args.niter < 1:
         raise _UsageError("-niter must be at least 1")
     compiled = compile_model(args.model, shapes=parse_shapes(args.shape) or None)
+    if args.plan:
+        print(compiled.describe())
     inputs = _load_inputs(args, compiled)
     times = []
     for _ in range(args.niter):
