@@ -55,8 +55,9 @@ from pathlib import Path
 import numpy as np
 
 SEED = 1234
-PEERS = ("irgrid", "openvino", "onnxruntime", "torch")
-PEER_LABELS = {"irgrid": "irgrid", "openvino": "OpenVINO", "onnxruntime": "onnxruntime", "torch": "torch"}
+PEERS = ("irgrid", "openvino_ext", "openvino", "onnxruntime", "torch")
+PEER_LABELS = {"irgrid": "irgrid", "openvino_ext": "OV+irgrid ext", "openvino": "OpenVINO",
+               "onnxruntime": "onnxruntime", "torch": "torch"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -71,6 +72,7 @@ def _cases(quick: bool) -> list[dict]:
         c2, s2, nb, cb, sb, c3, d3, s3 = 32, 256, 8, 64, 64, 16, 32, 64
         prior_large = (1, 256, 200, 336)
     gs2 = ("irgrid", "openvino", "onnxruntime", "torch")
+    ext = ("openvino_ext",)  # irgrid's op inside OpenVINO: its per-call cost, and 3-D inside OpenVINO
     cases = [
         dict(name="prior_grid/spec", kind="prior_grid", priors=3, featmap=(1, 256, 25, 42),
              image=(1, 3, 800, 1344), peers=("irgrid", "openvino")),
@@ -79,7 +81,7 @@ def _cases(quick: bool) -> list[dict]:
     ]
     for mode in ("bilinear", "nearest", "bicubic"):
         cases.append(dict(name=f"grid_sample/2d_{mode}", kind="grid_sample", mode=mode,
-                          x=(1, c2, s2, s2), grid=(1, s2, s2, 2), peers=gs2))
+                          x=(1, c2, s2, s2), grid=(1, s2, s2, 2), peers=gs2 + (ext if mode == "bilinear" else ())))
     cases.append(dict(name="grid_sample/2d_bilinear_batched", kind="grid_sample", mode="bilinear",
                       x=(nb, cb, sb, sb), grid=(nb, sb, sb, 2), peers=gs2))
     # OpenVINO's GridSample-9 is 4-D only (the rank-5 IR is irgrid1, which it cannot read): not run.
@@ -87,9 +89,9 @@ def _cases(quick: bool) -> list[dict]:
     for mode in ("trilinear", "tricubic"):
         cases.append(dict(name=f"grid_sample/3d_{mode}", kind="grid_sample", mode=mode,
                           x=(1, c3, d3, s3, s3), grid=(1, d3, s3, s3, 3),
-                          peers=("irgrid", "onnxruntime", "torch")))
+                          peers=("irgrid", "onnxruntime", "torch") + ext))
     cases.append(dict(name="grid_sample/tiny", kind="grid_sample", mode="bilinear",
-                      x=(1, 1, 4, 4), grid=(1, 2, 2, 2), peers=gs2 + ("irgrid_kernel",)))
+                      x=(1, 1, 4, 4), grid=(1, 2, 2, 2), peers=gs2 + ext + ("irgrid_kernel",)))
     return cases
 
 
@@ -132,8 +134,9 @@ def _smooth_grid(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray
     return out
 
 
-def _write_ir(case: dict, path: Path) -> None:
-    """The IR both irgrid and OpenVINO read (written with irgrid's IRBuilder)."""
+def _write_ir(case: dict, path: Path, owned: bool = False) -> None:
+    """The IR both irgrid and OpenVINO read (written with irgrid's IRBuilder); `owned`: GridSample as
+    irgrid1 in every rank (what OpenVINO runs through irgrid's extension)."""
     from irgrid.builder import IRBuilder
 
     b = IRBuilder(case["name"].replace("/", "_"))
@@ -148,7 +151,8 @@ def _write_ir(case: dict, path: Path) -> None:
         x = b.parameter("X", case["x"])
         grid = b.parameter("grid", case["grid"])
         rank4 = len(case["x"]) == 4
-        version, mode = ("opset9", _MODES[case["mode"]][0]) if rank4 else ("irgrid1", _MODES[case["mode"]][1])
+        native = rank4 and not owned
+        version, mode = ("opset9", _MODES[case["mode"]][0]) if native else ("irgrid1", _MODES[case["mode"]][1])
         (y,) = b.layer("GridSample", version, [x, grid],
                        {"align_corners": False, "mode": mode, "padding_mode": "zeros"}, name="Y")
     b.result(y, "Y/sink")
@@ -222,10 +226,18 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
 
         mode = _MODES[case["mode"]][1]
         return (lambda: sample(inputs["X"], inputs["grid"], mode, "zeros", False, threads)), irgrid.__version__
-    if peer == "openvino":
+    if peer in ("openvino", "openvino_ext"):
         import openvino as ov
 
         core = ov.Core()
+        if peer == "openvino_ext":  # the same case with GridSample irgrid1, run by irgrid's extension
+            import irgrid
+            import irgrid.openvino
+
+            irgrid.set_num_threads(threads)
+            core.add_extension(irgrid.openvino.extensions())
+            xml = xml.replace(".xml", ".irgrid1.xml")
+            _write_ir(case, Path(xml), owned=True)
         compiled = core.compile_model(core.read_model(xml), "CPU", {
             "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
             "PERFORMANCE_HINT": "LATENCY"})
@@ -316,7 +328,7 @@ def _copy_bandwidth(threads: int, mib: int, repeat: int) -> dict:
 # driver
 
 def _available(peer: str) -> bool:
-    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "openvino": "openvino",
+    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "openvino": "openvino", "openvino_ext": "openvino",
               "onnxruntime": "onnxruntime", "torch": "torch"}[peer]
     if importlib.util.find_spec(module) is None:
         return False
@@ -654,7 +666,8 @@ def _print_tables(report: dict, available: dict) -> None:
     if tiny:
         print("\nPer-call overhead (GridSample on X 1x1x4x4, grid 1x2x2x2):")
         labels = {"irgrid": "irgrid.compile_model(...)(inputs)", "irgrid_kernel": "irgrid kernel only "
-                  "(irgrid.ops.grid_sample.sample)", "openvino": "OpenVINO infer request",
+                  "(irgrid.ops.grid_sample.sample)", "openvino": "OpenVINO infer request (native GridSample-9)",
+                  "openvino_ext": "OpenVINO infer request, irgrid1 op via the extension",
                   "onnxruntime": "onnxruntime session.run", "torch": "torch grid_sample"}
         for peer, res in tiny["peers"].items():
             if res.get("ok"):

@@ -22,7 +22,8 @@ from .binding import read_model  # noqa: E402
 from .checker import check_model  # noqa: E402
 from .config import show_config  # noqa: E402
 from .errors import (  # noqa: E402
-    InputError, IRGridError, LayerAttributeError, ParseError, ShapeError, UnsupportedLayerError, WeightsError)
+    InputError, IRGridError, LayerAttributeError, OpenVINOError, ParseError, ShapeError, UnsupportedLayerError,
+    WeightsError)
 from .runtime.compiled import CompiledModel, compile_model  # noqa: E402
 from .threads import get_num_threads, set_num_threads  # noqa: E402
 
@@ -31,5 +32,5 @@ __version__ = "0.1.0"
 __all__ = [
     "read_model", "check_model", "compile_model", "CompiledModel", "set_num_threads", "get_num_threads",
     "show_config", "IRGridError", "ParseError", "WeightsError", "UnsupportedLayerError",
-    "LayerAttributeError", "ShapeError", "InputError", "__version__",
+    "LayerAttributeError", "ShapeError", "InputError", "OpenVINOError", "__version__",
 ]

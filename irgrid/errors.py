@@ -85,3 +85,7 @@ class Problem:
     def to_dict(self) -> dict:
         return {"layer_id": self.layer.id, "layer_name": self.layer.name, "layer_type": self.layer.type,
                 "port": self.port, "kind": self.kind, "message": self.message}
+
+
+class OpenVINOError(IRGridError):
+    """OpenVINO refused or failed a model irgrid handed it (the `openvino` and `auto` devices)."""

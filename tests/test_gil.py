@@ -1,5 +1,5 @@
 """The kernels release the GIL, also on their single-thread path: OpenVINO calls an extension op's
-`evaluate` holding the GIL (NOTES.md), and Python threads must be able to run beside a kernel."""
+`evaluate` holding the GIL (docs/openvino.md), and Python threads must be able to run beside a kernel."""
 import threading
 import time
 

@@ -24,7 +24,7 @@ def test_cubic_6d_matches_onnx_reference(tmp_path):
     x_shape, g_shape = (1, 2, 2, 3, 2, 3, 2, 2), (1, 2, 1, 1, 1, 1, 1, 6)
     x = rng.standard_normal(x_shape)
     # Multiples of 1/16: denormalised coordinates and cubic weights are exact even in the f32 that
-    # onnx.reference computes them in. Zeros padding (its cubic + border handling differs, NOTES.md).
+    # onnx.reference computes them in. Zeros padding (its cubic + border handling differs, docs/semantics.md).
     grid = rng.integers(-20, 21, g_shape) / 16.0
     b = IRBuilder()
     xp, gp = b.parameter("X", x_shape, "f64"), b.parameter("grid", g_shape, "f64")

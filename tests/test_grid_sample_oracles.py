@@ -7,7 +7,7 @@ Oracles (none of them is irgrid):
   and read by irgrid; compared with OpenVINO's own run of the same model (f32 inference hint);
 - onnx.reference.ReferenceEvaluator: 1-D, 3-D cubic and 4-D (rank-6 data), which nothing else runs.
   Not for cubic + border (onnx.reference clamps the continuous coordinate there, which is wrong:
-  NOTES.md). It also divides by zero for reflection + align_corners with a size-1 dim, so those
+  docs/semantics.md). It also divides by zero for reflection + align_corners with a size-1 dim, so those
   configurations use dims >= 2 here (onnxruntime covers size-1 dims with reflection in 2-D and 3-D);
 - OpenVINO's hard-coded GridSample reference vectors, ported below.
 
@@ -198,7 +198,7 @@ def _reference_configs():
     for mode in MODES:
         for padding in PADDINGS:
             if mode == "cubic" and padding == "border":
-                continue  # onnx.reference is wrong there (NOTES.md)
+                continue  # onnx.reference is wrong there (docs/semantics.md)
             for align_corners in (False, True):
                 configs.append((1, mode, padding, align_corners))
                 configs.append((4, mode, padding, align_corners))

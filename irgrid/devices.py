@@ -1,0 +1,53 @@
+"""Which runtime runs a model: irgrid's own, or OpenVINO's CPU plugin with irgrid's extension.
+
+`auto` (the CLI's default, as benchmark_app's `-d`) runs irgrid's runtime when irgrid supports every
+layer, and otherwise OpenVINO, which runs the layers irgrid lacks (Convolution, MaxPool, ...) while
+irgrid's extension runs the variants OpenVINO lacks. ONNX files always go through OpenVINO's
+frontend with irgrid's conversion rules.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .binding import bind_model
+from .errors import IRGridError, Problem, UnsupportedLayerError
+from .ir.reader import read_ir
+from .runtime.compiled import CompiledModel
+
+DEVICES = ("auto", "irgrid", "openvino")
+
+
+def open_model(path: str | os.PathLike, device: str = "auto",
+               shapes: Mapping[str, Sequence[int | None]] | None = None,
+               threads: int | None = None) -> tuple[object, str]:
+    """A callable compiled model on the chosen device, and a line saying which and why."""
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}")
+    if Path(path).suffix.lower() != ".xml":
+        if device == "irgrid":
+            raise UnsupportedLayerError(f"{path}: irgrid's runtime reads OpenVINO IR (.xml); "
+                                        "convert it with `irgrid convert` or use -d openvino")
+        return _openvino(path, shapes, threads), "openvino (CPU plugin, irgrid extension): not an IR, " \
+                                                 "converted by OpenVINO's frontend with irgrid's rules"
+    if device == "openvino":
+        return _openvino(path, shapes, threads), "openvino (CPU plugin, irgrid extension): as asked"
+    model = read_ir(path)
+    problems: list[Problem] = []
+    bind_model(model, on_problem=problems.append)
+    unsupported = [p for p in problems if p.kind == "unsupportedlayer"]
+    if problems and (device == "irgrid" or len(unsupported) < len(problems)):
+        first = next(p for p in problems if device == "irgrid" or p.kind != "unsupportedlayer")
+        raise IRGridError(first.message, layer=first.layer, port=first.port)
+    if not problems:
+        return CompiledModel(model, shapes, threads), "irgrid (supports every layer)"
+    lacking = sorted({f"{p.layer.type}-{p.layer.version}" for p in unsupported})
+    return _openvino(path, shapes, threads), \
+        f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
+
+
+def _openvino(path, shapes, threads):
+    from .openvino.runner import OpenVINOModel  # imports openvino only when it is used
+
+    return OpenVINOModel(path, shapes, threads)

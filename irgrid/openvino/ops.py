@@ -1,0 +1,175 @@
+"""One `openvino.Op` subclass per irgrid-owned (type, version), generated from its `OpSpec`.
+
+- `visit_attributes` comes from the attribute spec (typed values: the visitor parses IR text by the
+  Python type of each value, so every attribute has a typed, non-empty default);
+- `validate_and_infer_types` runs the operator's own shape inference on OpenVINO's partial shapes
+  (dynamic dims and dynamic rank; a Constant input's value is passed on, as irgrid's inference does);
+- `evaluate` runs the operator's own run function, whose Cython kernels release the GIL, writing
+  into OpenVINO's output tensor when its type and layout allow.
+
+OpenVINO's CPU plugin clones the op once and calls that one object from every infer request and stream
+at once, so `evaluate` keeps no per-call state on the op. The plugin also converts f16, bf16 and f64
+to f32 and i64 to i32 around Python ops, declaring those types on the clone it runs
+(docs/openvino.md): inside OpenVINO an f64 model's irgrid op computes in f32, where irgrid's own
+runtime computes in f64. Inputs are still cast to the types the running op declares, so another
+plugin's choices are honoured too.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import openvino as ov
+
+from ..errors import IRGridError
+from ..ir import element_types
+from ..ir.dims import Shape
+from ..registry import OpSpec, RunContext, TensorInfo, all_specs
+from ..threads import get_num_threads
+
+_CLASSES: dict[tuple[str, str], type] = {}
+
+
+def extensions() -> list[ov.OpExtension]:
+    """What `core.add_extension()` takes: an op extension per irgrid-owned (type, version)."""
+    return [ov.OpExtension(op_class(spec.type, version))
+            for spec in all_specs() if not spec.native for version in spec.versions]
+
+
+def op_class(type_: str, version: str) -> type:
+    """The generated `openvino.Op` subclass of an irgrid-owned (type, version), created once."""
+    key = (type_, version)
+    if key not in _CLASSES:
+        spec = next((s for s in all_specs() if s.type == type_ and version in s.versions and not s.native), None)
+        if spec is None:
+            raise KeyError(f"{type_} {version} is not an irgrid-owned operator")
+        _CLASSES[key] = _make_class(spec, version)
+    return _CLASSES[key]
+
+
+def _make_class(spec: OpSpec, version: str) -> type:
+    type_info = ov.DiscreteTypeInfo(spec.type, version)
+
+    def __init__(self, inputs: list | None = None, attrs: dict[str, Any] | None = None, **given: Any) -> None:
+        """`cls()` (OpenVINO's IR reader), `cls(inputs, mode="cubic")` (Python values or IR text),
+        or `cls(inputs, attrs=canonical)` (clones)."""
+        ov.Op.__init__(self, self)  # first: raising before it leaves a half-built native object
+        self._attrs = dict(attrs) if attrs is not None else _parse(spec, given, self)
+        if inputs is not None:
+            self.set_arguments(list(inputs))
+            self.constructor_validate_and_infer_types()
+
+    def get_type_info(self) -> ov.DiscreteTypeInfo:
+        return type_info
+
+    def visit_attributes(self, visitor) -> bool:
+        values = {attr.name: attr.visit_value(self._attrs[attr.name]) for attr in spec.attrs}
+        visitor.on_attributes(values)  # reading an IR fills `values` in place
+        self._attrs = _parse(spec, values, self)
+        return True
+
+    def validate_and_infer_types(self) -> None:
+        infos = [_input_info(self, i) for i in range(self.get_input_size())]
+        if any(info.element_type is None for info in infos):
+            for index in range(spec.outputs):
+                self.set_output_type(index, ov.Type.dynamic, ov.PartialShape.dynamic())
+            return
+        if any(info.shape is None for info in infos):  # irgrid's inference needs every input's rank
+            outputs = [TensorInfo(None, infos[0].element_type)] * spec.outputs
+        else:
+            outputs = _call(spec, self, spec.infer, self._attrs, infos)
+        for index, info in enumerate(outputs):
+            self.set_output_type(index, getattr(ov.Type, info.element_type), _partial_shape(info.shape))
+
+    def clone_with_new_inputs(self, new_inputs: list) -> ov.Op:
+        return cls(new_inputs, attrs=self._attrs)
+
+    def evaluate(self, outputs: list, inputs: list) -> bool:
+        arrays = [_array(tensor, self.get_input_element_type(i)) for i, tensor in enumerate(inputs)]
+        declared = [element_types.numpy_dtype(self.get_output_element_type(i).get_type_name())
+                    for i in range(len(outputs))]
+        results = _call(spec, self, spec.infer, self._attrs, [TensorInfo(a.shape, _type_name(a)) for a in arrays])
+        targets = []
+        for tensor, info, dtype in zip(outputs, results, declared):
+            tensor.shape = list(info.shape)
+            data = tensor.data
+            targets.append(data if data.dtype == dtype and data.flags.c_contiguous else None)
+        values = _call(spec, self, spec.run, self._attrs, arrays, RunContext(get_num_threads(), targets))
+        for tensor, value in zip(outputs, values):
+            _store(tensor, value)
+        return True
+
+    namespace = dict(__init__=__init__, get_type_info=get_type_info, visit_attributes=visit_attributes,
+                     validate_and_infer_types=validate_and_infer_types,
+                     clone_with_new_inputs=clone_with_new_inputs, evaluate=evaluate,
+                     __doc__=f"irgrid's {spec.type} ({version}) as an OpenVINO op: {spec.summary}",
+                     __module__=__name__, __qualname__=f"{spec.type}_{version}")
+    cls = type(f"{spec.type}_{version}", (ov.Op,), namespace)
+    return cls
+
+
+def _parse(spec: OpSpec, given: dict[str, Any], node: ov.Op) -> dict[str, Any]:
+    try:
+        return spec.parse_attrs(given)
+    except IRGridError as exc:
+        raise _located(exc, spec, node) from None
+
+
+def _call(spec: OpSpec, node: ov.Op, fn, *args):
+    """An operator function, its errors naming the OpenVINO node."""
+    try:
+        return fn(*args)
+    except IRGridError as exc:
+        raise _located(exc, spec, node) from None
+
+
+def _located(exc: IRGridError, spec: OpSpec, node: ov.Op) -> IRGridError:
+    where = f'{spec.type} node "{node.get_friendly_name()}"'
+    if exc.input is not None:
+        where += f", input {exc.input}"
+    return type(exc)(f"{where}: {exc.reason}")
+
+
+def _input_info(node: ov.Op, index: int) -> TensorInfo:
+    """An input's partial shape, element type (None if dynamic) and value when it is a Constant."""
+    partial = node.get_input_partial_shape(index)
+    shape: Shape = None
+    if partial.rank.is_static:
+        shape = tuple(d.get_length() if d.is_static else None for d in partial)
+    et = node.get_input_element_type(index)
+    name = None if et.is_dynamic() else et.get_type_name()
+    source = node.input_value(index).get_node()
+    value = source.get_data() if source.get_type_name() == "Constant" else None
+    if value is not None and name == "bf16":
+        value = element_types.decode(np.ascontiguousarray(value).view(np.uint8), "bf16").reshape(value.shape)
+    return TensorInfo(shape, name, value)
+
+
+def _partial_shape(shape: Shape) -> ov.PartialShape:
+    if shape is None:
+        return ov.PartialShape.dynamic()
+    return ov.PartialShape([ov.Dimension() if d is None else ov.Dimension(d) for d in shape])
+
+
+def _type_name(array: np.ndarray) -> str:
+    return element_types.from_dtype(array.dtype)
+
+
+def _array(tensor: ov.Tensor, declared: ov.Type) -> np.ndarray:
+    """A tensor's data in the type the model declares for it (the CPU plugin converts around Python
+    ops: f16, bf16 and f64 arrive as f32, i64 as i32); bf16 is carried as f32, as irgrid does."""
+    data = tensor.data
+    if tensor.get_element_type() == ov.Type.bf16:  # raw bits in a float16-typed view
+        data = element_types.decode(np.ascontiguousarray(data).view(np.uint8), "bf16").reshape(data.shape)
+    target = element_types.numpy_dtype(declared.get_type_name())
+    return data if data.dtype == target else data.astype(target)
+
+
+def _store(tensor: ov.Tensor, value: np.ndarray) -> None:
+    """Write a result into OpenVINO's output tensor (a no-op when the kernel wrote there itself)."""
+    data = tensor.data
+    if tensor.get_element_type() == ov.Type.bf16:
+        bits = (element_types.round_to_bf16(value).view(np.uint32) >> 16).astype(np.uint16)
+        data.view(np.uint16)[...] = bits
+    elif not np.shares_memory(data, value):
+        np.copyto(data, value, casting="unsafe")

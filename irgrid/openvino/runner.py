@@ -1,0 +1,119 @@
+"""`OpenVINOModel`: a model run by OpenVINO's CPU plugin with irgrid's extension, called exactly like
+irgrid's own `CompiledModel` (`{input name: array}` in, `{output name: array}` out), so the CLI and
+callers treat both devices alike.
+
+The plugin is compiled at f32 precision (on CPUs with bf16 units its default hint is bf16, which
+drifts by 1e-2 from irgrid's results). numpy has no bf16: bf16 tensors are exchanged as raw bits
+and carried as f32, as irgrid carries them.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import openvino as ov
+
+from ..errors import InputError, OpenVINOError
+from ..ir import element_types
+from ..registry import TensorInfo
+from .conversion import conversion_extensions
+from .ops import extensions
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """An input as the CLI names it (CompiledModel's inputs are IR Parameter layers with a `.name`)."""
+
+    name: str
+    names: tuple[str, ...]
+
+
+class OpenVINOModel:
+    """Read (IR or ONNX, with irgrid's op extension and conversion rules) and compile on OpenVINO CPU."""
+
+    def __init__(self, path: str | os.PathLike, shapes: Mapping[str, Sequence[int | None]] | None = None,
+                 threads: int | None = None) -> None:
+        self.threads = threads
+        core = ov.Core()
+        core.add_extension(extensions())
+        core.add_extension(conversion_extensions())
+        config = {"INFERENCE_PRECISION_HINT": "f32"}
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = threads
+        try:
+            model = core.read_model(str(path))
+            if shapes:
+                model.reshape({_port(model.inputs, name): ov.PartialShape([-1 if d is None else d for d in dims])
+                               for name, dims in shapes.items()})
+            self._compiled = core.compile_model(model, "CPU", config)
+        except RuntimeError as exc:
+            raise OpenVINOError(openvino_reason(exc)) from None
+        self.inputs = [(ModelInput(port.get_any_name(), tuple(sorted(port.get_names()))),
+                        TensorInfo(_shape(port.get_partial_shape()), port.get_element_type().get_type_name()))
+                       for port in self._compiled.inputs]
+        self.outputs = [port.get_any_name() for port in self._compiled.outputs]
+        self._request = self._compiled.create_infer_request()
+        self._lock = threading.Lock()
+
+    def __call__(self, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":
+        tensors = {}
+        remaining = dict(inputs)
+        for port, (model_input, info) in zip(self._compiled.inputs, self.inputs):
+            found = [n for n in model_input.names if n in remaining]
+            if not found:
+                raise InputError(f"input {model_input.name!r} is missing")
+            tensors[port] = _tensor(np.asarray(remaining.pop(found[0])), info.element_type)
+        if remaining:
+            raise InputError(f"the model has no input named {next(iter(remaining))!r}")
+        with self._lock:
+            try:
+                self._request.infer(tensors)
+            except RuntimeError as exc:
+                raise OpenVINOError(openvino_reason(exc)) from None
+            return OrderedDict((name, _array(self._request.get_output_tensor(i)))
+                               for i, name in enumerate(self.outputs))
+
+    infer = __call__
+
+
+def openvino_reason(exc: Exception) -> str:
+    """OpenVINO's multi-line exception as one line: its last meaningful line, and the fix when an IR
+    needs irgrid's extension."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith("Exception from")]
+    reason = lines[-1] if lines else str(exc)
+    if "unsupported opset: irgrid" in reason:
+        reason += (" (this IR uses irgrid's own operators: add them with "
+                   "`core.add_extension(irgrid.openvino.extensions())`, or run `irgrid infer`; a version "
+                   "this irgrid lacks needs a newer irgrid)")
+    return reason
+
+
+def _port(ports, name: str):
+    for port in ports:
+        if name in port.get_names():
+            return port
+    raise InputError(f"the model has no input named {name!r}")
+
+
+def _shape(partial: ov.PartialShape):
+    if partial.rank.is_dynamic:
+        return None
+    return tuple(d.get_length() if d.is_static else None for d in partial)
+
+
+def _tensor(array: np.ndarray, element_type: str) -> ov.Tensor:
+    if element_type == "bf16":
+        bits = (element_types.round_to_bf16(array).view(np.uint32) >> 16).astype(np.uint16)
+        return ov.Tensor(bits, list(array.shape), ov.Type.bf16)
+    return ov.Tensor(np.ascontiguousarray(array))
+
+
+def _array(tensor: ov.Tensor) -> np.ndarray:
+    data = tensor.data
+    if tensor.get_element_type() == ov.Type.bf16:  # raw bits in a float16-typed view
+        return element_types.decode(np.ascontiguousarray(data).view(np.uint8), "bf16").reshape(data.shape)
+    return data.copy()
