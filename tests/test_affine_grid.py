@@ -238,7 +238,7 @@ def test_infer_static_and_dynamic():
     ((2, 2, 3), [2, -3, 5, 7], None, "i64", 1, r"must be positive"),
     ((2, 2, 3), [2, 3, 5], None, "i64", 1, r"size must have 4 elements .* or 5 .*, got 3"),
     ((2, 2, 3), None, (6,), "i64", 1, r"size must have 4 elements .* got 6"),
-    ((2, 2, 3), [2, 3, 5, 7], None, "i32", 1, r"size must be an i64 tensor"),
+    ((2, 2, 3), [2, 3, 5, 7], None, "u8", 1, r"size must be an i64 tensor"),
 ])
 def test_infer_errors_name_the_input(theta_shape, size_value, size_shape, size_type, index, message):
     with pytest.raises(ShapeError, match=message) as info:

@@ -88,7 +88,8 @@ def _make_class(spec: OpSpec, version: str) -> type:
         arrays = [_array(tensor, self.get_input_element_type(i)) for i, tensor in enumerate(inputs)]
         declared = [element_types.numpy_dtype(self.get_output_element_type(i).get_type_name())
                     for i in range(len(outputs))]
-        results = _call(spec, self, spec.infer, self._attrs, [TensorInfo(a.shape, _type_name(a)) for a in arrays])
+        # Input values go in too: an output shape may depend on one (AffineGrid's size).
+        results = _call(spec, self, spec.infer, self._attrs, [TensorInfo(a.shape, _type_name(a), a) for a in arrays])
         targets = []
         for tensor, info, dtype in zip(outputs, results, declared):
             tensor.shape = list(info.shape)

@@ -2,7 +2,7 @@
 
 Version irgrid1 (irgrid's own; OpenVINO has no AffineGrid op, its ONNX import decomposes the ONNX
 function, in f32 only). Inputs theta (N, 2, 3) or (N, 3, 4) in f16, bf16, f32 or f64 and size, i64
-[N, C, H, W] or [N, C, D, H, W], constant or computed at run time; output (N, H, W, 2) or
+(or i32) [N, C, H, W] or [N, C, D, H, W], constant or computed at run time; output (N, H, W, 2) or
 (N, D, H, W, 3) in theta's type. The semantic definition is the ONNX function body: along an axis of
 L points the base coordinate i is -1 + (i + 0.5) * 2 / L (align_corners=0) or -1 + i * 2 / (L - 1)
 (align_corners=1), and each point's coordinates are theta @ [x, y, (z,) 1].
@@ -27,6 +27,10 @@ from ..ir.attributes import Attr
 from ..ir.dims import format_shape
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from .common import compute_dtype, int_values, merge_dim, output_buffer, require_float, require_rank
+
+
+# ONNX says i64; OpenVINO's CPU plugin converts i64 to i32 around extension ops, so i32 is accepted too.
+_SIZE_TYPES = ("i64", "i32")
 
 
 def _spatial_rank(theta: TensorInfo, size: TensorInfo) -> int | None:
@@ -54,7 +58,7 @@ def infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     require_rank(theta, (3,), 0, "theta")
     require_float(theta, 0, "theta")
     require_rank(size, (1,), 1, "size")
-    if size.element_type != "i64":
+    if size.element_type not in _SIZE_TYPES:
         raise ShapeError(f"size must be an i64 tensor, got {size.element_type}", input=1)
     rank = _spatial_rank(theta, size)
     if rank is None:
