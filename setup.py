@@ -1,4 +1,5 @@
-"""Build the Cython kernels in cython_kernels/ into irgrid._kernels, with OpenMP where the compiler has it."""
+"""Build the Cython kernels in cython_kernels/ into irgrid._kernels, with OpenMP (where the compiler has it)
+attached only to the modules that use it."""
 import os
 import subprocess
 import sys
@@ -8,7 +9,8 @@ from pathlib import Path
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_openmp", "affine_grid_kernel", "prior_boxes", "sampling"]  # all use prange or report on OpenMP
+KERNELS = ["_openmp", "affine_grid_kernel", "prior_boxes", "sampling"]  # use prange, or report on OpenMP
+PLAIN = ["constants"]  # no OpenMP: importing these must not load libgomp
 
 
 def openmp_flags() -> list[str]:
@@ -32,6 +34,7 @@ extensions = [
     Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"],
               extra_compile_args=["-O3", *omp], extra_link_args=omp)
     for name in KERNELS
-]
+] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2"])
+     for name in PLAIN]
 setup(ext_modules=cythonize(extensions, include_path=["cython_kernels"],
                             compiler_directives={"language_level": 3}))

@@ -24,12 +24,6 @@ from affine cimport AFFINE_MAX_RANK, affine_axes, affine_point, first_index, nex
 cdef extern from *:
     void __builtin_prefetch(const void*) noexcept nogil  # GCC and Clang; a hint, never a read
 
-# The codes and limits of interpolation.pxd, for the Python side (irgrid/ops/grid_sample.py).
-MODES = {"nearest": MODE_NEAREST, "linear": MODE_LINEAR, "cubic": MODE_CUBIC}
-PADDINGS = {"zeros": PAD_ZEROS, "border": PAD_BORDER, "reflection": PAD_REFLECTION}
-TAPS_PER_DIM = {"nearest": 1, "linear": 2, "cubic": 4}
-MAX_TAPS_PER_POINT = MAX_TAPS
-
 cdef inline floating weighted_sum(const floating* xc, const Py_ssize_t* off, const floating* wt,
                                   Py_ssize_t count) noexcept nogil:
     """Sum of wt[t] * xc[off[t]] in four interleaved partial sums (t mod 4), combined pairwise: a

@@ -17,13 +17,17 @@ import os
 # first kernel import; a user's own choice is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from . import _unbuilt  # noqa: E402
+
+_unbuilt.install()
+
 from . import ops  # noqa: E402,F401  (registers every operator)
 from .binding import read_model  # noqa: E402
 from .checker import check_model  # noqa: E402
 from .config import show_config  # noqa: E402
 from .errors import (  # noqa: E402
-    InputError, IRGridError, LayerAttributeError, OpenVINOError, ParseError, ShapeError, UnsupportedLayerError,
-    WeightsError)
+    ConfigError, InputError, IRGridError, LayerAttributeError, NotBuiltError, OpenVINOError, ParseError,
+    ShapeError, UnsupportedLayerError, WeightsError)
 from .runtime.compiled import CompiledModel, compile_model  # noqa: E402
 from .threads import get_num_threads, set_num_threads  # noqa: E402
 
@@ -31,6 +35,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "read_model", "check_model", "compile_model", "CompiledModel", "set_num_threads", "get_num_threads",
-    "show_config", "IRGridError", "ParseError", "WeightsError", "UnsupportedLayerError",
-    "LayerAttributeError", "ShapeError", "InputError", "OpenVINOError", "__version__",
+    "show_config", "IRGridError", "ConfigError", "ParseError", "WeightsError", "UnsupportedLayerError",
+    "LayerAttributeError", "ShapeError", "InputError", "NotBuiltError", "OpenVINOError", "__version__",
 ]

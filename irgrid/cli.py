@@ -1,8 +1,11 @@
 """The `irgrid` command line, in the dialect of OpenVINO's benchmark_app.
 
-    irgrid infer model.xml [-i name=file.npy ... | -i inputs.npz] [-shape "name[1,3,8,8]"]
-                           [-o out.npz] [-nthreads N] [-niter N] [--plan]
-    irgrid check model.xml [-shape "name[1,3,8,8]"] [--json]
+    irgrid infer [-m] model.xml|model.onnx [-d auto|irgrid|openvino]
+                 [-i name:file.npy | name=file.npy | file.npy | inputs.npz ...]
+                 [-shape "name[1,3,8,8]" | -shape "[1,3,8,8]"] [-o out.npz | out.npy]
+                 [-nthreads N] [-niter N | -t SECONDS] [-seed N] [--save-images DIR] [--plan]
+    irgrid check [-m] model.xml [-shape "name[1,3,8,8]"] [--json]
+    irgrid convert model.onnx -o model.xml [--compress-to-fp16]
     irgrid ops             (the supported layer table)
     irgrid config          (version, OpenMP, threads)
 
@@ -21,12 +24,27 @@ from pathlib import Path
 
 import numpy as np
 
+from .devices import DEVICES, open_model
+from .shapes import name_single_input
 from .errors import InputError, IRGridError
-from .threads import get_num_threads, set_num_threads
+from .memory import check_fits
+from .pictures import load_pillow, save_pictures
+from .threads import available_cores, get_num_threads, set_num_threads
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
+    """One-line errors (exit 2) and options matched exactly: benchmark_app's `-hint` must not be read
+    as `-h` + "int", nor `-nit` as `-niter`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
+
+    def _get_option_tuples(self, option_string: str) -> list:
+        # On Python 3.11 allow_abbrev=False still matches single-dash prefixes ("-nit" ran as -niter);
+        # offering no candidates makes an unknown option "unrecognized" (and "-t5" must be "-t 5").
+        return []
+
+    def error(self, message: str) -> None:
         raise _UsageError(message)
 
 
@@ -34,23 +52,44 @@ class _UsageError(Exception):
     pass
 
 
+def _add_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", nargs="?", help="model .xml (its .bin beside it)")
+    parser.add_argument("-m", dest="model_option", metavar="MODEL", help="the model, as benchmark_app's -m")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="irgrid", description="Read, check and run OpenVINO IR models with grid operators.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     infer = commands.add_parser("infer", help="run a model and print its outputs and latency")
-    infer.add_argument("model", help="model .xml (its .bin beside it)")
+    _add_model(infer)
+    infer.add_argument("-d", dest="device", choices=DEVICES, default="auto",
+                       help="irgrid's runtime, OpenVINO's CPU plugin with irgrid's extension, or auto "
+                            "(irgrid when it supports every layer, else OpenVINO; default)")
     infer.add_argument("-i", dest="inputs", action="append", default=[],
-                       help="name=file.npy, file.npz (keys are input names), or file.npy for a single input")
-    infer.add_argument("-shape", dest="shape", action="append", default=[], help='e.g. "data[1,3,8,8],grid[1,4,4,2]"')
-    infer.add_argument("-o", dest="output", help="save outputs to this .npz")
-    infer.add_argument("-nthreads", type=int, help="kernel threads (default: available cores)")
-    infer.add_argument("-niter", type=int, default=10, help="inferences to time (default 10)")
+                       help="name:file.npy or name=file.npy, file.npz (keys are input names), or file.npy "
+                            "for a single input (default: inputs.npz beside the model, else random)")
+    infer.add_argument("-shape", dest="shape", action="append", default=[],
+                       help='e.g. "data[1,3,8,8],grid[1,4,4,2]", or "[1,3,8,8]" for a single input')
+    infer.add_argument("-o", dest="output", help="save outputs to this .npz (or the one output to a .npy)")
+    infer.add_argument("-nthreads", type=int, help="kernel threads (default: IRGRID_NUM_THREADS, "
+                       "OMP_NUM_THREADS, else the CPUs available)")
+    duration = infer.add_mutually_exclusive_group()
+    duration.add_argument("-niter", type=int, help="timed inferences after the first (default 10)")
+    duration.add_argument("-t", dest="seconds", type=float, help="run timed inferences for this many seconds")
     infer.add_argument("-seed", type=int, default=0, help="seed for random inputs (default 0)")
-    infer.add_argument("--plan", action="store_true", help="print the compiled plan (steps, fusions, kernels, memory)")
+    infer.add_argument("--plan", action="store_true", help="print irgrid's plan: steps, fusions, kernels, buffers, "
+                       "peak memory")
+    infer.add_argument("--save-images", metavar="DIR", help="write image-like inputs and outputs as PNGs "
+                       "(needs Pillow: pip install 'irgrid[images]')")
     check = commands.add_parser("check", help="infer every layer's shapes and report all problems")
-    check.add_argument("model")
+    _add_model(check)
     check.add_argument("-shape", dest="shape", action="append", default=[])
     check.add_argument("--json", action="store_true", help="print problems as JSON")
+    convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR with irgrid's rules")
+    convert.add_argument("source", help="model.onnx (or any format OpenVINO's frontends read)")
+    convert.add_argument("-o", dest="output", required=True, help="the IR to write (model.xml; its .bin beside it)")
+    convert.add_argument("--compress-to-fp16", action="store_true",
+                         help="store f32 weights as f16 (off: the IR is as exact as the source)")
     ops = commands.add_parser("ops", help="list the supported layers")
     ops.add_argument("--markdown", action="store_true", help="as the README's table")
     commands.add_parser("config", help="show version, OpenMP and threads")
@@ -61,18 +100,22 @@ _ITEM = r"[^\[\],]+\[[^\]]*\]"
 
 
 def parse_shapes(texts: list[str]) -> dict[str, tuple[int | None, ...]]:
-    """'a[1,3,?,8],b[2]' -> {'a': (1, 3, None, 8), 'b': (2,)} ('?' or -1: dynamic)."""
+    """'a[1,3,?,8],b[2]' -> {'a': (1, 3, None, 8), 'b': (2,)} ('?' or -1: dynamic); '[1,3]' -> {'': (1, 3)}."""
     shapes = {}
     for text in texts:
         compact = text.replace(" ", "")
-        if not re.fullmatch(rf"{_ITEM}(,{_ITEM})*", compact):
+        if re.fullmatch(r"\[[^\]]*\]", compact):
+            items = [("", compact[1:-1])]
+        elif re.fullmatch(rf"{_ITEM}(,{_ITEM})*", compact):
+            items = re.findall(r"([^\[\],]+)\[([^\]]*)\]", compact)
+        else:
             raise _UsageError(f'bad -shape {text!r}: expected name[d1,d2,...] (e.g. "data[1,3,224,224]")')
-        for name, dims in re.findall(r"([^\[\],]+)\[([^\]]*)\]", compact):
+        for name, dims in items:
             parsed = []
             for d in filter(None, (d.strip() for d in dims.split(","))):
                 if d in ("?", "-1"):
                     parsed.append(None)
-                elif d.isdigit():
+                elif d.isascii() and d.isdigit():
                     parsed.append(int(d))
                 else:
                     raise _UsageError(f"bad dim {d!r} in -shape {text!r}")
@@ -83,7 +126,8 @@ def parse_shapes(texts: list[str]) -> dict[str, tuple[int | None, ...]]:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
-        return {"infer": _infer, "check": _check, "ops": _ops, "config": _config}[args.command](args)
+        return {"infer": _infer, "check": _check, "convert": _convert, "ops": _ops,
+                "config": _config}[args.command](args)
     except _UsageError as exc:
         print(f"irgrid: error: {exc}", file=sys.stderr)
         return 2
@@ -97,18 +141,38 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _load_inputs(args, compiled) -> dict[str, np.ndarray]:
-    model_path = Path(args.model)
-    specs = args.inputs
-    if not specs and model_path.with_name("inputs.npz").exists():
-        specs = [str(model_path.with_name("inputs.npz"))]
-    if not specs:
-        return _random_inputs(compiled, args.seed)
+def _model_path(args) -> str:
+    """The model named by the positional path or -m (once)."""
+    if (args.model is None) == (args.model_option is None):
+        raise _UsageError("give the model once: as a path or with -m")
+    return args.model or args.model_option
+
+
+def _split_spec(spec: str) -> tuple[str, str]:
+    """'name:file' or 'name=file' -> (name, file); a bare (or existing) file -> ('', file)."""
+    for sep in "=:":
+        name, found, path = spec.partition(sep)
+        if found and name and not Path(spec).exists():
+            return name, path
+    return "", spec
+
+
+def _load_inputs(args, compiled) -> tuple[dict[str, np.ndarray], str]:
+    """The arrays to run on and where they came from: -i files, else random if -shape was given, else
+    inputs.npz beside the model, else random."""
+    beside = Path(_model_path(args)).with_name("inputs.npz")
+    if not args.inputs:
+        if args.shape or not beside.exists():
+            note = "; inputs.npz beside the model not used (-shape given)" if beside.exists() else ""
+            return _random_inputs(compiled, args.seed), f"random (seed {args.seed}){note}"
+        return _load_files([str(beside)], compiled), "inputs.npz beside the model"
+    return _load_files(args.inputs, compiled), ", ".join(args.inputs)
+
+
+def _load_files(specs: list[str], compiled) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep:
-            name, path = "", spec
+        name, path = _split_spec(spec)
         try:
             loaded = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as exc:
@@ -121,7 +185,7 @@ def _load_inputs(args, compiled) -> dict[str, np.ndarray]:
         elif len(compiled.inputs) == 1:
             arrays[compiled.inputs[0][0].name] = loaded
         else:
-            raise InputError(f"-i {spec!r}: name the input (name=file.npy); the model has {len(compiled.inputs)}")
+            raise InputError(f"-i {spec!r}: name the input (name:file.npy); the model has {len(compiled.inputs)}")
     return arrays
 
 
@@ -134,6 +198,7 @@ def _random_inputs(compiled, seed: int) -> dict[str, np.ndarray]:
         if info.shape is None or None in info.shape:
             raise InputError(f"input {parameter.name!r} has dynamic shape {info.shape}: give -shape or -i")
         dtype = element_types.numpy_dtype(info.element_type)
+        check_fits(info.shape, dtype, what=f"random input {parameter.name!r}")
         if dtype.kind == "f":
             arrays[parameter.name] = rng.uniform(-1, 1, info.shape).astype(dtype)
         elif dtype.kind == "b":
@@ -143,40 +208,87 @@ def _random_inputs(compiled, seed: int) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _infer(args) -> int:
-    from .runtime.compiled import compile_model
-
-    if args.nthreads is not None:
-        if args.nthreads < 1:
-            raise _UsageError("-nthreads must be at least 1")
-        set_num_threads(args.nthreads)
-    if args.niter < 1:
-        raise _UsageError("-niter must be at least 1")
-    compiled = compile_model(args.model, shapes=parse_shapes(args.shape) or None)
-    if args.plan:
-        print(compiled.describe())
-    inputs = _load_inputs(args, compiled)
+def _timed_runs(compiled, inputs, niter: int | None, seconds: float | None) -> tuple[list[float], float]:
+    """Latencies (ms) of the runs after the first, and their total wall time (ms): `niter` runs, or as
+    many as fit in `seconds` (at least one)."""
     times = []
-    for _ in range(args.niter):
-        start = time.perf_counter()
-        outputs = compiled(inputs)
-        times.append((time.perf_counter() - start) * 1e3)
-    print(f"{'output':<28} {'shape':<22} {'dtype':<8} {'min':>12} {'max':>12} {'mean':>12}")
-    for name, value in outputs.items():
-        stats = _stats(value)
-        print(f"{name:<28} {str(list(value.shape)):<22} {str(value.dtype):<8} {stats}")
-    times_arr = np.array(times)
-    print(f"Count: {args.niter} iterations, threads: {compiled.threads or get_num_threads()}")
-    print(f"Latency: median {np.median(times_arr):.3f} ms, min {times_arr.min():.3f} ms, max {times_arr.max():.3f} ms")
+    start = time.perf_counter()
+    while True:
+        begin = time.perf_counter()
+        compiled(inputs)
+        end = time.perf_counter()
+        times.append((end - begin) * 1e3)
+        if len(times) == niter or (seconds is not None and end - start >= seconds):
+            return times, (end - start) * 1e3
+
+
+def _infer(args) -> int:
+    if args.nthreads is not None:
+        set_num_threads(args.nthreads)
+        cores = available_cores()
+        if args.nthreads > cores:
+            print(f"irgrid: warning: -nthreads {args.nthreads} is more than the {cores} CPUs this process may use; "
+                  "running anyway", file=sys.stderr)
+    if args.niter is not None and args.niter < 1:
+        raise _UsageError("-niter must be at least 1")
+    if args.seconds is not None and not args.seconds > 0:
+        raise _UsageError("-t must be a positive number of seconds")
+    if args.save_images:
+        load_pillow()
+    suffix = Path(args.output).suffix.lower() if args.output else None
+    if suffix not in (None, ".npz", ".npy"):
+        raise _UsageError(f"-o {args.output!r}: the file must end in .npz (all outputs) or .npy (a single output)")
+    compiled, why = open_model(_model_path(args), args.device, parse_shapes(args.shape) or None,
+                               get_num_threads())
+    print(f"Device: {why}")
+    if args.plan:
+        describe = getattr(compiled, "describe", None)  # irgrid's runtime has a plan; OpenVINO's does not
+        print(describe() if describe else "Plan: none (OpenVINO runs this model)")
+    if suffix == ".npy" and len(compiled.outputs) != 1:
+        raise _UsageError(f"-o {args.output!r}: a .npy holds one output and this model has "
+                          f"{len(compiled.outputs)}: use .npz")
+    inputs, source = _load_inputs(args, compiled)
+    print(f"Inputs: {source}")
+    start = time.perf_counter()
+    outputs = compiled(inputs)
+    print(f"First inference took {(time.perf_counter() - start) * 1e3:.3f} ms")
+    niter = None if args.seconds is not None else args.niter or 10
+    times, duration = _timed_runs(compiled, inputs, niter, args.seconds)
+    _report(outputs, times, duration, compiled.threads or get_num_threads())
     if args.output:
-        _save_npz(args.output, outputs)
+        _save_outputs(args.output, outputs)
         print(f"Saved outputs to {args.output}")
+    if args.save_images:
+        written = save_pictures({**{f"input_{k}": v for k, v in inputs.items()},
+                                 **{f"output_{k}": v for k, v in outputs.items()}}, args.save_images)
+        names = ", ".join(p.name for p in written) or "none (no image-like tensor)"
+        print(f"Pictures saved to {args.save_images}: {names}")
     return 0
 
 
-def _save_npz(path: str, arrays: dict[str, np.ndarray]) -> None:
-    """Like np.savez, but any output name works (np.savez's own keyword `file` would clash)."""
+def _report(outputs: dict[str, np.ndarray], times: list[float], duration: float, threads: int) -> None:
+    """The outputs table, then a closing block as benchmark_app's."""
+    print(f"{'output':<28} {'shape':<22} {'dtype':<8} {'min':>12} {'max':>12} {'mean':>12}")
+    for name, value in outputs.items():
+        print(f"{name:<28} {str(list(value.shape)):<22} {str(value.dtype):<8} {_stats(value)}")
+    latency = np.array(times)
+    print(f"Threads:    {threads}")
+    print(f"Count:      {len(times)} iterations")
+    print(f"Duration:   {duration:.3f} ms")
+    print("Latency:")
+    for label, value in (("Median", np.median(latency)), ("Average", latency.mean()), ("Min", latency.min()),
+                         ("Max", latency.max())):
+        print(f"   {label + ':':<9}{value:.3f} ms")
+    print(f"Throughput: {len(times) / duration * 1e3:.2f} FPS")
+
+
+def _save_outputs(path: str, arrays: dict[str, np.ndarray]) -> None:
+    """A .npy holds the single output (np.save); a .npz every output, like np.savez but under any name
+    (np.savez's own keyword `file` would clash with an output called `file`)."""
     try:
+        if path.lower().endswith(".npy"):
+            np.save(path, next(iter(arrays.values())), allow_pickle=False)
+            return
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
             for name, value in arrays.items():
                 with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
@@ -195,16 +307,30 @@ def _stats(value: np.ndarray) -> str:
 
 
 def _check(args) -> int:
+    from .binding import bind_model
     from .checker import check_model
+    from .ir.reader import read_ir
 
-    problems = check_model(args.model, shapes=parse_shapes(args.shape) or None)
+    path = _model_path(args)
+    problems = []
+    model = bind_model(read_ir(path), on_problem=problems.append)
+    shapes = name_single_input(parse_shapes(args.shape), [p.name for p in model.parameters])
+    problems += check_model(model, shapes=shapes or None)
     if args.json:
-        print(json.dumps({"model": args.model, "problems": [p.to_dict() for p in problems]}, indent=2))
+        print(json.dumps({"model": path, "problems": [p.to_dict() for p in problems]}, indent=2))
     else:
         for problem in problems:
             print(problem)
-        print(f"{args.model}: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+        print(f"{path}: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
     return 1 if problems else 0
+
+
+def _convert(args) -> int:
+    from .openvino.convert import convert
+
+    written = convert(args.source, args.output, compress_to_fp16=args.compress_to_fp16)
+    print(f"Saved {written} (and {written.with_suffix('.bin').name})")
+    return 0
 
 
 def _ops(args) -> int:

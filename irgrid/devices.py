@@ -11,10 +11,11 @@ import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .binding import bind_model
-from .errors import IRGridError, Problem, UnsupportedLayerError
+from .binding import bind_layer, bind_model
+from .errors import Problem, UnsupportedLayerError
 from .ir.reader import read_ir
 from .runtime.compiled import CompiledModel
+from .shapes import name_single_input
 
 DEVICES = ("auto", "irgrid", "openvino")
 
@@ -22,7 +23,9 @@ DEVICES = ("auto", "irgrid", "openvino")
 def open_model(path: str | os.PathLike, device: str = "auto",
                shapes: Mapping[str, Sequence[int | None]] | None = None,
                threads: int | None = None) -> tuple[object, str]:
-    """A callable compiled model on the chosen device, and a line saying which and why."""
+    """A callable compiled model on the chosen device, and a line saying which and why.
+
+    `shapes` may name the single input "" (see `name_single_input`)."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}")
     if Path(path).suffix.lower() != ".xml":
@@ -36,13 +39,13 @@ def open_model(path: str | os.PathLike, device: str = "auto",
     model = read_ir(path)
     problems: list[Problem] = []
     bind_model(model, on_problem=problems.append)
-    unsupported = [p for p in problems if p.kind == "unsupportedlayer"]
-    if problems and (device == "irgrid" or len(unsupported) < len(problems)):
-        first = next(p for p in problems if device == "irgrid" or p.kind != "unsupportedlayer")
-        raise IRGridError(first.message, layer=first.layer, port=first.port)
+    blocking = [p for p in problems if device == "irgrid" or p.kind != "unsupportedlayer"]
+    if blocking:
+        bind_layer(blocking[0].layer)  # raises that problem as its own error type
     if not problems:
+        shapes = name_single_input(shapes or {}, [p.name for p in model.parameters]) or None
         return CompiledModel(model, shapes, threads), "irgrid (supports every layer)"
-    lacking = sorted({f"{p.layer.type}-{p.layer.version}" for p in unsupported})
+    lacking = sorted({f"{p.layer.type}-{p.layer.version}" for p in problems})
     return _openvino(path, shapes, threads), \
         f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
 

@@ -89,3 +89,18 @@ class Problem:
 
 class OpenVINOError(IRGridError):
     """OpenVINO refused or failed a model irgrid handed it (the `openvino` and `auto` devices)."""
+
+
+class ConfigError(IRGridError, ValueError):
+    """A setting irgrid cannot use (a thread count, an environment variable).
+
+    Also a ValueError, so code written when set_num_threads raised ValueError still catches it.
+    """
+
+
+class NotBuiltError(IRGridError, ImportError):
+    """The compiled kernels are missing: an un-built source folder was imported instead of an install.
+
+    Also an ImportError (it is one), and not a ValueError, so layer runners do not report it as a layer's
+    failure.
+    """

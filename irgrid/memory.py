@@ -16,10 +16,11 @@ def physical_memory() -> int:
         return 1 << 62
 
 
-def check_fits(shape: tuple[int, ...], dtype: np.dtype, layer=None) -> None:
+def check_fits(shape: tuple[int, ...], dtype: np.dtype, layer=None, what: str = "output") -> None:
+    """A ShapeError naming `what` (an output, an input) when the array would not fit in this machine."""
     size = num_elements(shape) * np.dtype(dtype).itemsize
     if size > physical_memory():
-        raise ShapeError(f"output {format_shape(tuple(shape))} needs {size / 2**30:.1f} GiB, more than this "
+        raise ShapeError(f"{what} {format_shape(tuple(shape))} needs {size / 2**30:.1f} GiB, more than this "
                          f"machine's {physical_memory() / 2**30:.1f} GiB", layer=layer)
 
 

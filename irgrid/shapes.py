@@ -38,3 +38,15 @@ def resolve_shapes(model: Model, shapes: ShapeArg | None) -> tuple[dict[str, Ten
             declared_hold = False
         overrides[parameter.id] = TensorInfo(shape, parameter.attrs["element_type"])
     return overrides, declared_hold
+
+
+def name_single_input(shapes: Mapping[str, Sequence[int | None]], names: Sequence[str]) -> dict:
+    """Shapes by input name, where the key "" (benchmark_app's unnamed `-shape [1,3,8,8]`) names the
+    single input; InputError when the model has several."""
+    shapes = dict(shapes)
+    if "" in shapes:
+        if len(names) != 1:
+            raise InputError(f"-shape without a name needs a single-input model; this one has {len(names)}: "
+                             "write name[d1,d2,...]")
+        shapes[names[0]] = shapes.pop("")
+    return shapes

@@ -1,35 +1,91 @@
-"""The one threads knob: `set_num_threads`, env `IRGRID_NUM_THREADS`, CLI `-nthreads`.
+"""The one threads knob. The kernel thread count is the first of these that is set:
 
-The count is resolved here and passed to every kernel as `prange(..., num_threads=n)`; kernels split
-work into fixed-size chunks, so the count changes speed, never results.
+1. an explicit count: `irgrid.set_num_threads(n)`, CLI `-nthreads N`, `compile_model(threads=n)`;
+2. env `IRGRID_NUM_THREADS` (irgrid's own, so it can differ from other OpenMP libraries');
+3. env `OMP_NUM_THREADS`, its first comma-separated entry (the outer level, as OpenMP reads it);
+4. the CPUs this process may use: its affinity mask, capped by a cgroup CPU quota (cgroup v2
+   `cpu.max`, v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`; ceil(quota / period), at least 1), since a
+   container allowed 2 CPUs of a 64-core host runs 64 threads 32x oversubscribed.
+
+A variable that is set but not a positive integer is a `ConfigError` naming it, raised when the count is
+resolved: silently falling back would run with a count nobody asked for.
+
+The count is passed to every kernel as `prange(..., num_threads=n)` (which is why OMP_NUM_THREADS is read
+here: an explicit num_threads overrides it in OpenMP itself); kernels split work into fixed-size chunks,
+so the count changes speed, never results.
 """
 from __future__ import annotations
 
+import math
+import numbers
 import os
+from pathlib import Path
+
+from .errors import ConfigError
 
 _override: int | None = None
+_ENV_VARS = ("IRGRID_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """CPUs allowed by a cgroup CPU quota under `root` (v2, else v1), None when there is no quota."""
+    quota = period = None
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+    except (OSError, ValueError):
+        for v1 in (root / "cpu", root / "cpu,cpuacct"):
+            try:
+                quota = (v1 / "cpu.cfs_quota_us").read_text().strip()
+                period = (v1 / "cpu.cfs_period_us").read_text().strip()
+                break
+            except OSError:
+                continue
+    try:
+        q, p = int(quota), int(period)  # "max" (v2) or -1 (v1): no quota
+    except (TypeError, ValueError):
+        return None
+    return max(1, math.ceil(q / p)) if q > 0 and p > 0 else None
 
 
 def available_cores() -> int:
-    """Cores this process may run on (its affinity mask, not the machine's total)."""
+    """CPUs this process may use: its affinity mask (not the machine's total), capped by a cgroup quota."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    limit = cgroup_cpu_limit()
+    return min(cores, limit) if limit is not None else cores
+
+
+def validate_threads(n: object, source: str = "thread count") -> int:
+    """`n` as an int if it is a positive integer (not a bool), else a ConfigError naming `source`."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ConfigError(f"{source} must be a positive integer, got {n!r}")
+    return int(n)
 
 
 def set_num_threads(n: int | None) -> None:
-    """Threads for irgrid's kernels; None restores the default (env, else the available cores)."""
+    """Threads for irgrid's kernels; None restores the default (the environment, else the CPUs available)."""
     global _override
-    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-        raise ValueError(f"thread count must be a positive integer, got {n!r}")
-    _override = n
+    _override = None if n is None else validate_threads(n)
+
+
+def _from_env(name: str) -> int | None:
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return None
+    first = text.split(",")[0].strip() if name == "OMP_NUM_THREADS" else text.strip()
+    if not (first.isascii() and first.isdigit()) or int(first) < 1:
+        raise ConfigError(f"{name}={text!r} is not a positive thread count")
+    return int(first)
 
 
 def get_num_threads() -> int:
+    """The thread count kernels run with, resolved in the order of this module's docstring."""
     if _override is not None:
         return _override
-    env = os.environ.get("IRGRID_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
+    for name in _ENV_VARS:
+        value = _from_env(name)
+        if value is not None:
+            return value
     return available_cores()

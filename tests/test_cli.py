@@ -92,28 +92,62 @@ def _check_outputs(saved: dict, model: Path, inputs: dict, ov_run) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+def _closing_block(stdout: str) -> dict[str, str]:
+    """benchmark_app's closing block: {'Count': '10 iterations', 'Median': '1.234 ms', ...}."""
+    fields = {}
+    for line in stdout.splitlines()[stdout.splitlines().index("Latency:") - 3:]:
+        key, _, value = line.strip().partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
 def test_infer_random_inputs_prints_table_and_latency(prior_grid_model, work):
     proc = run_cli("infer", prior_grid_model, cwd=work)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].split()[:3] == ["output", "shape", "dtype"]
-    rows = {line.split()[0]: line for line in lines[1:3]}
+    assert lines[0] == "Device: irgrid (supports every layer)"
+    assert lines[1] == "Inputs: random (seed 0)"
+    assert lines[2].startswith("First inference took ") and lines[2].endswith(" ms")
+    assert lines[3].split()[:3] == ["output", "shape", "dtype"]
+    rows = {line.split()[0]: line for line in lines[4:6]}
     assert set(rows) == {"pg", "scaled"}
     assert "[180, 4]" in rows["pg"] and "float32" in rows["pg"]
     assert "[3, 4]" in rows["scaled"]
-    assert any(line.startswith("Count: 10 iterations") for line in lines)
-    assert any(line.startswith("Latency: median") and line.rstrip().endswith("ms") for line in lines)
+    block = _closing_block(proc.stdout)
+    assert list(block) == ["Threads", "Count", "Duration", "Latency", "Median", "Average", "Min", "Max",
+                           "Throughput"]
+    assert block["Count"] == "10 iterations"  # the first (cold) inference is reported apart
+    latency = {k: float(block[k].removesuffix(" ms")) for k in ("Median", "Average", "Min", "Max")}
+    assert 0 < latency["Min"] <= latency["Median"] <= latency["Max"]
+    assert latency["Min"] <= latency["Average"] <= latency["Max"]
+    duration = float(block["Duration"].removesuffix(" ms"))
+    assert duration >= 10 * latency["Min"]
+    assert float(block["Throughput"].removesuffix(" FPS")) == pytest.approx(10 / duration * 1e3, rel=0.01)
     assert proc.stderr.strip() == ""
 
 
-def test_infer_named_npy_inputs_and_output_npz(prior_grid_model, work, ov_run):
+def test_infer_model_by_option(prior_grid_model, work):
+    proc = run_cli("infer", "-m", prior_grid_model, "-niter", 1, "-o", work / "m.npz", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    positional = run_cli("infer", prior_grid_model, "-niter", 1, "-o", work / "p.npz", cwd=work)
+    assert positional.returncode == 0, positional.stderr
+    with np.load(work / "m.npz") as by_option, np.load(work / "p.npz") as by_path:
+        for name in ("pg", "scaled"):
+            np.testing.assert_array_equal(by_option[name], by_path[name])
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-m", prior_grid_model, cwd=work), 2, "-m")
+    assert_one_line_error(run_cli("infer", "-niter", 1, cwd=work), 2, "-m")
+
+
+@pytest.mark.parametrize("sep", ["=", ":"])
+def test_infer_named_npy_inputs_and_output_npz(prior_grid_model, work, ov_run, sep):
     inputs = _inputs()
     args = []
     for name, value in inputs.items():
         np.save(work / f"{name}.npy", value)
-        args += ["-i", f"{name}={work / (name + '.npy')}"]
+        args += ["-i", f"{name}{sep}{work / (name + '.npy')}"]
     proc = run_cli("infer", prior_grid_model, *args, "-o", work / "out.npz", "-niter", 2, cwd=work)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == "Inputs: " + ", ".join(args[1::2])
     assert "Saved outputs to" in proc.stdout
     with np.load(work / "out.npz") as saved:
         _check_outputs({k: saved[k] for k in saved.files}, prior_grid_model, inputs, ov_run)
@@ -132,10 +166,22 @@ def test_infer_npz_inputs(prior_grid_model, work, ov_run):
 def test_infer_niter_and_nthreads(prior_grid_model, work):
     proc = run_cli("infer", prior_grid_model, "-niter", 3, "-nthreads", 1, cwd=work)
     assert proc.returncode == 0, proc.stderr
-    assert "Count: 3 iterations, threads: 1" in proc.stdout
+    block = _closing_block(proc.stdout)
+    assert block["Count"] == "3 iterations" and block["Threads"] == "1"
     proc = run_cli("infer", prior_grid_model, "-niter", 1, cwd=work, env={"IRGRID_NUM_THREADS": "2"})
     assert proc.returncode == 0, proc.stderr
-    assert "Count: 1 iterations, threads: 2" in proc.stdout
+    block = _closing_block(proc.stdout)
+    assert block["Count"] == "1 iterations" and block["Threads"] == "2"
+
+
+def test_infer_time_limit(prior_grid_model, work):
+    proc = run_cli("infer", prior_grid_model, "-t", 0.3, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    block = _closing_block(proc.stdout)
+    count = int(block["Count"].split()[0])
+    duration = float(block["Duration"].removesuffix(" ms"))
+    assert count >= 1 and duration >= 300
+    assert float(block["Throughput"].removesuffix(" FPS")) == pytest.approx(count / duration * 1e3, rel=0.01)
 
 
 def test_infer_nthreads_results_identical(prior_grid_model, work):
@@ -151,10 +197,13 @@ def test_infer_nthreads_results_identical(prior_grid_model, work):
     np.testing.assert_array_equal(outs[0].view(np.uint32), outs[1].view(np.uint32))
 
 
+SCALE = np.array([1.0, -2.0, 0.5], np.float32).reshape(3, 1, 1)
+
+
 @pytest.fixture
 def dynamic_model(work) -> Path:
     x = ops.parameter(ov.PartialShape([-1, 3, -1, -1]), np.float32, name="x")
-    y = ops.multiply(x, ops.constant(np.array([1.0, -2.0, 0.5], np.float32).reshape(3, 1, 1)))
+    y = ops.multiply(x, ops.constant(SCALE))
     y.output(0).get_tensor().set_names({"y"})
     return save_ov(ov.Model([ops.result(y)], [x], "dyn"), work, "dyn")
 
@@ -171,13 +220,61 @@ def test_infer_with_shape(dynamic_model, work, ov_core):
     compiled = ov_core.compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     with np.load(work / "out.npz") as saved:
         np.testing.assert_array_equal(saved["y"], compiled([data])[compiled.outputs[0]])
-        np.testing.assert_array_equal(saved["y"], data * np.array([1.0, -2.0, 0.5], np.float32).reshape(3, 1, 1))
+        np.testing.assert_array_equal(saved["y"], data * SCALE)
 
 
-def test_infer_shape_gives_random_inputs_a_shape(dynamic_model, work):
-    proc = run_cli("infer", dynamic_model, "-shape", "x[1,3,4,4]", "-niter", 1, cwd=work)
+@pytest.mark.parametrize("shape", ["x[1,3,4,4]", "[1,3,4,4]"])
+def test_infer_shape_gives_random_inputs_a_shape(dynamic_model, work, shape):
+    proc = run_cli("infer", dynamic_model, "-shape", shape, "-niter", 1, cwd=work)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == "Inputs: random (seed 0)"
     assert "[1, 3, 4, 4]" in proc.stdout
+
+
+def test_check_unnamed_shape(dynamic_model, work):
+    proc = run_cli("check", dynamic_model, "-shape", "[2,4,8,8]", "--json", cwd=work)
+    assert proc.returncode == 1
+    assert [p["layer_type"] for p in json.loads(proc.stdout)["problems"]] == ["Multiply"]
+
+
+def test_infer_unnamed_shape_needs_a_single_input(prior_grid_model, work):
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-shape", "[1,4]", cwd=work), 2, "name")
+
+
+def test_infer_inputs_npz_beside_the_model_and_what_wins(dynamic_model, work):
+    x = np.full((1, 3, 2, 2), 2.0, np.float32)
+    np.savez(work / "inputs.npz", x=x)
+    proc = run_cli("infer", dynamic_model, "-niter", 1, "-o", work / "beside.npy", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == "Inputs: inputs.npz beside the model"
+    np.testing.assert_array_equal(np.load(work / "beside.npy"), x * SCALE)
+    proc = run_cli("infer", dynamic_model, "-niter", 1, "-shape", "x[2,3,5,5]", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == ("Inputs: random (seed 0); inputs.npz beside the model not used "
+                                           "(-shape given)")
+    assert "[2, 3, 5, 5]" in proc.stdout
+    np.save(work / "own.npy", np.zeros((1, 3, 1, 1), np.float32))
+    proc = run_cli("infer", dynamic_model, "-niter", 1, "-i", f"x:{work / 'own.npy'}", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == f"Inputs: x:{work / 'own.npy'}"
+    assert "[1, 3, 1, 1]" in proc.stdout
+
+
+def test_infer_huge_shape_is_one_line(dynamic_model, work):
+    proc = run_cli("infer", dynamic_model, "-shape", "x[1,3,99999999999999999999,2]", cwd=work)
+    assert_one_line_error(proc, 2, "ShapeError", "GiB")
+
+
+def test_infer_output_npy(dynamic_model, prior_grid_model, work):
+    np.save(work / "x.npy", np.ones((1, 3, 2, 2), np.float32))
+    proc = run_cli("infer", dynamic_model, "-i", work / "x.npy", "-niter", 1, "-o", work / "y.npy", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    saved = np.load(work / "y.npy")
+    np.testing.assert_array_equal(saved, np.broadcast_to(SCALE, (1, 3, 2, 2)))
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-o", work / "y.npy", cwd=work), 2, ".npz")
+    np.testing.assert_array_equal(np.load(work / "y.npy"), saved)  # refused before anything was written
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-o", work / "y.txt", cwd=work), 2, ".npy")
+    assert not (work / "y.txt").exists()
 
 
 def test_infer_dynamic_without_shape_is_an_error(dynamic_model, work):
@@ -215,7 +312,8 @@ def test_infer_unnamed_npy_with_several_inputs(prior_grid_model, work):
 
 
 @pytest.mark.parametrize("args", [["-nthreads", "0"], ["-niter", "0"], ["-nthreads", "two"],
-                                  ["-shape", "x[1,a]"], ["-shape", "nonsense"], ["--bogus"]])
+                                  ["-shape", "x[1,a]"], ["-shape", "nonsense"], ["--bogus"],
+                                  ["-hint", "latency"], ["-nit", "1"], ["-t", "0"], ["-t", "1", "-niter", "2"]])
 def test_infer_bad_arguments(prior_grid_model, work, args):
     assert_one_line_error(run_cli("infer", prior_grid_model, *args, cwd=work), 2)
 
@@ -267,9 +365,10 @@ def _break_two_dims(model: Path, work: Path) -> Path:
 
 
 def test_check_clean(prior_grid_model, work):
-    proc = run_cli("check", prior_grid_model, cwd=work)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().endswith("0 problems")
+    for args in ([prior_grid_model], ["-m", prior_grid_model]):
+        proc = run_cli("check", *args, cwd=work)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == f"{prior_grid_model}: 0 problems"
 
 
 def test_check_problems_exit_1(prior_grid_model, work):

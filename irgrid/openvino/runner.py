@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import openvino as ov
 
+from ..shapes import name_single_input
 from ..errors import InputError, OpenVINOError
 from ..ir import element_types
 from ..registry import TensorInfo
@@ -47,6 +48,7 @@ class OpenVINOModel:
         try:
             model = core.read_model(str(path))
             if shapes:
+                shapes = name_single_input(shapes, [port.get_any_name() for port in model.inputs])
                 model.reshape({_port(model.inputs, name): ov.PartialShape([-1 if d is None else d for d in dims])
                                for name, dims in shapes.items()})
             self._compiled = core.compile_model(model, "CPU", config)

@@ -15,7 +15,6 @@ from functools import partial
 
 import numpy as np
 
-from .._kernels.sampling import MAX_TAPS_PER_POINT, MODES, PADDINGS, TAPS_PER_DIM
 from ..errors import ShapeError
 from ..ir.attributes import Attr
 from ..ir.dims import format_shape
@@ -25,6 +24,8 @@ from .common import array_infos, compute_dtype, merge_dim, output_buffer, requir
 
 def infer(attrs: Attrs, inputs: list[TensorInfo], rank: int | None = None) -> list[TensorInfo]:
     """Output (N, C, *grid spatial dims) in data's type; `rank` fixes the data rank (opset9: 4)."""
+    from .._kernels.constants import MAX_TAPS_PER_POINT, TAPS_PER_DIM  # built: see irgrid._unbuilt
+
     data, grid = inputs
     if data.rank < 3 or (rank and data.rank != rank):
         want = str(rank) if rank else "at least 3 (N, C and one spatial dim)"
@@ -60,6 +61,7 @@ def sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str, ali
     f32, or f64 when either input is f64 or the data is a 32/64-bit integer; integers are then
     rounded half to even and saturated, NaN giving 0.
     """
+    from .._kernels.constants import MODES, PADDINGS
     from .._kernels.sampling import grid_sample
 
     wide_int = data.dtype.kind in "iu" and data.dtype.itemsize >= 4
@@ -83,7 +85,7 @@ def sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str, ali
 def _attrs(mode_spellings: dict[str, str]) -> tuple[Attr, ...]:
     return (Attr("align_corners", "bool", False),
             Attr("mode", "str", "linear", choices=mode_spellings),
-            Attr("padding_mode", "str", "zeros", choices={name: name for name in PADDINGS}))
+            Attr("padding_mode", "str", "zeros", choices={name: name for name in ("zeros", "border", "reflection")}))
 
 
 _SUMMARY = "Modes nearest, (bi)linear, (bi)cubic; paddings zeros, border, reflection."

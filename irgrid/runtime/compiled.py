@@ -20,7 +20,7 @@ from ..ir.model import Layer, Model
 from ..memory import allocate, check_fits
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
-from ..threads import get_num_threads
+from ..threads import get_num_threads, validate_threads
 from .describe import describe_plan, format_plan
 from .fusion import FusionPlan, plan_fusions
 
@@ -188,6 +188,6 @@ def compile_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = No
     runs each AffineGrid inside the GridSamples it feeds (fusion.py)."""
     if not isinstance(model, Model):
         model = read_model(model)
-    if threads is not None and (not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    if threads is not None:
+        threads = validate_threads(threads, "threads=")
     return CompiledModel(model, shapes, threads, fuse)

@@ -100,7 +100,8 @@ def _fused_op(affine: Layer, sample_op: OpSpec) -> OpSpec:
 def _run_fused(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext, affine: Layer,
                sample_op: OpSpec) -> list[np.ndarray]:
     """Validate as the two layers would (AffineGrid's errors located at the AffineGrid), then sample."""
-    from .._kernels.sampling import MODES, PADDINGS, affine_grid_sample
+    from .._kernels.constants import MODES, PADDINGS
+    from .._kernels.sampling import affine_grid_sample
 
     data, theta, size = inputs
     try:

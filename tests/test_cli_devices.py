@@ -1,0 +1,97 @@
+"""`irgrid infer -d auto|irgrid|openvino` and `irgrid convert`: the same output block on either runtime,
+the choice and its reason printed, and one-line errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracles import save_ov
+from test_cli import assert_one_line_error, run_cli
+from test_openvino_extension import _gridsample_onnx, _mixed_model, _mixed_reference
+
+ROOT_SAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "samples"
+
+
+def _outputs(proc) -> dict[str, list[str]]:
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("output "))
+    rows = {}
+    for line in lines[start + 1:]:
+        if line.startswith("Threads:"):
+            return rows
+        rows[line.split()[0]] = line.split()[1:]
+    return rows
+
+
+@pytest.mark.parametrize("device", ["irgrid", "openvino", "auto"])
+def test_sample_on_each_device(device, tmp_path):
+    path = ROOT_SAMPLES / "volume_warp" / "model.xml"
+    proc = run_cli("infer", path, "-d", device, "-niter", 2, "-o", tmp_path / "out.npz", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("Device: " + ("irgrid" if device != "openvino" else "openvino"))
+    with np.load(tmp_path / "out.npz") as saved:
+        ours = dict(saved)
+    import irgrid
+
+    expected = irgrid.compile_model(path)(dict(np.load(path.with_name("inputs.npz"))))
+    for name, value in expected.items():
+        np.testing.assert_allclose(ours[name], value, rtol=1e-5, atol=1e-6)
+
+
+def test_auto_chooses_openvino_for_layers_irgrid_lacks(tmp_path):
+    model, feeds, _ = _mixed_model()
+    path = save_ov(model, tmp_path)
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    proc = run_cli("infer", path, "-o", tmp_path / "out.npz", "-niter", 1, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    device = proc.stdout.splitlines()[0]
+    assert device.startswith("Device: openvino (CPU plugin, irgrid extension): irgrid lacks Convolution-opset1, ")
+    assert "MaxPool-opset" in device and "ReLU-opset1" in device
+    assert set(_outputs(proc)) == {"pooled"}
+    with np.load(tmp_path / "out.npz") as saved:
+        np.testing.assert_allclose(saved["pooled"], _mixed_reference(feeds), rtol=1e-5, atol=1e-5)
+    err = assert_one_line_error(run_cli("infer", path, "-d", "irgrid", cwd=tmp_path), 2, "UnsupportedLayerError")
+    assert "Convolution" in err
+
+
+def test_onnx_model_runs_through_openvino(tmp_path):
+    feeds = _gridsample_onnx(tmp_path / "gs3.onnx", 3, "cubic", padding_mode="reflection")
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    proc = run_cli("infer", tmp_path / "gs3.onnx", "-niter", 1, "-o", tmp_path / "y.npy", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "not an IR" in proc.stdout.splitlines()[0]
+    from irgrid.ops.grid_sample import sample
+
+    expected = sample(feeds["X"].astype(np.float64), feeds["grid"].astype(np.float64), "cubic", "reflection",
+                      False, 1)
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-5, atol=1e-5)
+    assert_one_line_error(run_cli("infer", tmp_path / "gs3.onnx", "-d", "irgrid", cwd=tmp_path), 2, "irgrid convert")
+
+
+def test_convert_then_irgrid_runtime(tmp_path):
+    feeds = _gridsample_onnx(tmp_path / "gs1.onnx", 1, "linear", align_corners=1)
+    proc = run_cli("convert", tmp_path / "gs1.onnx", "-o", tmp_path / "gs1.xml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert 'version="irgrid1"' in (tmp_path / "gs1.xml").read_text()
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    proc = run_cli("infer", tmp_path / "gs1.xml", "-niter", 1, "-o", tmp_path / "y.npy", cwd=tmp_path)
+    assert proc.stdout.splitlines()[0] == "Device: irgrid (supports every layer)", proc.stderr
+    from onnx.reference import ReferenceEvaluator  # onnxruntime runs only 4-D and 5-D GridSample
+
+    expected = ReferenceEvaluator(str(tmp_path / "gs1.onnx")).run(None, feeds)[0]
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-5, atol=1e-6)
+    assert_one_line_error(run_cli("convert", tmp_path / "absent.onnx", "-o", tmp_path / "x.xml", cwd=tmp_path),
+                          2, "OpenVINOError", "cannot convert")
+    assert_one_line_error(run_cli("convert", tmp_path / "gs1.onnx", "-o", tmp_path / "x.bin", cwd=tmp_path),
+                          2, "must end in .xml")
+
+
+def test_an_irgrid_version_this_irgrid_lacks(tmp_path):
+    """OpenVINO's refusal becomes one line that says how to fix it."""
+    model, feeds, _ = _mixed_model()
+    path = save_ov(model, tmp_path)
+    path.write_text(path.read_text().replace('version="irgrid1"', 'version="irgrid7"'))
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    assert_one_line_error(run_cli("infer", path, cwd=tmp_path), 2, "OpenVINOError", "unsupported opset: irgrid7",
+                          "irgrid.openvino.extensions()")
