@@ -283,3 +283,31 @@ def test_size_from_shapeof_is_static_and_runtime_size_is_checked(tmp_path):
         compiled({"theta": t, "size": np.array([2, 3, 0, 4])})
     with pytest.raises(ShapeError, match="port 1: theta's batch and size"):
         compiled({"theta": t, "size": np.array([3, 3, 4, 4])})
+
+
+# --------------------------------------------------------------------------------------------
+# inside OpenVINO, through irgrid's op extension
+
+@pytest.mark.parametrize("size_as_input", [False, True], ids=["size_const", "size_input"])
+@pytest.mark.parametrize("rank", [2, 3])
+def test_inside_openvino(rank, size_as_input, tmp_path):
+    """OpenVINO reads the IR with `irgrid.openvino.extensions()` and runs the op (its CPU plugin hands
+    it f32 and i32); compared with onnxruntime, f32 tolerance."""
+    import openvino as ov
+    import irgrid.openvino
+
+    rng = _rng("openvino", rank, size_as_input)
+    theta, size = random_config(rng, rank, with_size_one=False)
+    theta = theta.astype(np.float32)
+    b = IRBuilder("affine_grid")
+    tv = b.parameter("theta", theta.shape)
+    sv = b.parameter("size", (len(size),), "i64") if size_as_input else b.const(np.array(size, np.int64), "size")
+    (grid,) = b.layer("AffineGrid", "irgrid1", [tv, sv], {"align_corners": True}, name="grid")
+    b.result(grid)
+    path = b.save(tmp_path / "ag.xml")
+    core = ov.Core()
+    core.add_extension(irgrid.openvino.extensions())
+    compiled = core.compile_model(core.read_model(str(path)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    feed = {"theta": theta, **({"size": np.array(size, np.int64)} if size_as_input else {})}
+    out = compiled(feed)[0]
+    np.testing.assert_allclose(out, run_ort(theta, size, True), **TOL["f32"])
