@@ -139,7 +139,7 @@ def _mixed_reference(feeds):
 
 def test_mixed_native_and_irgrid_layers(tmp_path):
     """Runs in OpenVINO (read back from IR with the extension) and through `irgrid infer -d auto`,
-    which must choose OpenVINO because irgrid lacks Convolution, Relu and MaxPool."""
+    which must choose OpenVINO because irgrid lacks Convolution and MaxPool."""
     from irgrid.devices import open_model
 
     model, feeds, _ = _mixed_model()

@@ -13,11 +13,11 @@ import numpy as np
 from ..binding import read_model
 from ..declared import declared_mismatches
 from ..errors import InputError, ShapeError
-from ..inference import Key, infer_model, run_layer
+from ..inference import Key, infer_model, oversized, run_layer
 from ..ir import element_types
 from ..ir.dims import format_shape, is_static
 from ..ir.model import Layer, Model
-from ..memory import allocate, check_fits
+from ..memory import allocate
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
 from ..threads import get_num_threads, validate_threads
@@ -49,12 +49,11 @@ class CompiledModel:
         self.fuse = fuse
         overrides, declared_hold = resolve_shapes(model, shapes)
         infos = infer_model(model, overrides, fold_limit=None)  # raises the first problem
-        if declared_hold:
-            mismatches = declared_mismatches(model, infos)
-            if mismatches:
-                first = mismatches[0]
-                more = f" ({len(mismatches) - 1} more problems: run `irgrid check`)" if len(mismatches) > 1 else ""
-                raise ShapeError(first.message + more, layer=first.layer, port=first.port)
+        problems = (declared_mismatches(model, infos) if declared_hold else []) + oversized(model, infos)
+        if problems:
+            first = problems[0]
+            more = f" ({len(problems) - 1} more problems: run `irgrid check`)" if len(problems) > 1 else ""
+            raise ShapeError(first.message + more, layer=first.layer, port=first.port)
         self.inputs = [(p, infos[(p.id, 0)]) for p in model.parameters]
         self._input_names = [model.input_names(p) for p, _ in self.inputs]
         self.outputs = [(name, model.producer(r, 0)) for name, r in zip(model.output_names(), model.results)]
@@ -86,9 +85,7 @@ class CompiledModel:
                 info = infos.get((layer_id, index))
                 # A value the caller receives gets a fresh array each call (reusing a buffer would
                 # mean copying it out); intermediates of static shape reuse one buffer.
-                static = info is not None and is_static(info.shape)
-                if static:  # refuse now what could never be allocated at run time
-                    check_fits(info.shape, element_types.numpy_dtype(info.element_type), layer)
+                static = info is not None and is_static(info.shape)  # `oversized` refused what cannot fit
                 reuse = static and layer.op.kernel and (layer_id, index) not in returned
                 out.append(allocate(info.shape, element_types.numpy_dtype(info.element_type), layer)
                            if reuse else None)
