@@ -64,8 +64,9 @@ from pathlib import Path
 import numpy as np
 
 SEED = 1234
-PEERS = ("irgrid", "openvino_ext", "openvino", "onnxruntime", "torch")
-PEER_LABELS = {"irgrid": "irgrid", "openvino_ext": "OV+irgrid ext", "openvino": "OpenVINO",
+PEERS = ("irgrid", "irgrid_unfused", "openvino_ext", "openvino", "onnxruntime", "torch")
+PEER_LABELS = {"irgrid": "irgrid", "irgrid_unfused": "irgrid unfused", "openvino_ext": "OV+irgrid ext",
+               "openvino": "OpenVINO",
                "onnxruntime": "onnxruntime", "torch": "torch"}
 
 
@@ -101,8 +102,101 @@ def _cases(quick: bool) -> list[dict]:
                           peers=("irgrid", "onnxruntime", "torch") + ext))
     cases.append(dict(name="grid_sample/tiny", kind="grid_sample", mode="bilinear",
                       x=(1, 1, 4, 4), grid=(1, 2, 2, 2), peers=gs2 + ext + ("irgrid_kernel",)))
-    cases += _deform_cases(quick)
-    return cases
+    return cases + _deform_cases(quick) + _affine_cases(quick)
+
+
+# AffineGrid alone, and AffineGrid -> GridSample (a spatial transformer). irgrid runs an IR with
+# AffineGrid irgrid1 (fused into the GridSample, and with fuse=False); OpenVINO, which has no
+# AffineGrid, runs the ONNX AffineGrid-20 (+ GridSample-20) model through ov.convert_model, i.e. its
+# ONNX frontend's decomposition; onnxruntime runs that ONNX model; torch calls affine_grid (+ grid_sample).
+AFFINE_KINDS = ("affine_grid", "affine_sample")
+
+
+def _affine_cases(quick: bool) -> list[dict]:
+    s2, n2, s3, c = (64, 2, 16, 8) if quick else (256, 8, 64, 32)
+    peers = ("irgrid", "openvino", "onnxruntime", "torch")
+    return [
+        dict(name="affine_grid/2d", kind="affine_grid", theta=(n2, 2, 3), size=(n2, 3, s2, s2), peers=peers),
+        dict(name="affine_grid/3d", kind="affine_grid", theta=(2, 3, 4), size=(2, 1, s3, s3, s3), peers=peers),
+        dict(name="affine_sample/2d_bilinear", kind="affine_sample", theta=(1, 2, 3), size=(1, c, s2, s2),
+             x=(1, c, s2, s2), mode="bilinear", peers=("irgrid", "irgrid_unfused") + peers[1:]),
+    ]
+
+
+def _affine_theta(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Rotations by 0.2 rad (about z in 3-D), scaled by 1.08, with a small random shift."""
+    n, r, _ = shape
+    theta = np.zeros(shape, np.float32)
+    c, s = np.cos(0.2), np.sin(0.2)
+    theta[:, :2, :2] = 1.08 * np.array([[c, -s], [s, c]])
+    if r == 3:
+        theta[:, 2, 2] = 1.08
+    theta[:, :, r] = rng.uniform(-0.05, 0.05, (n, r))
+    return theta
+
+
+def _affine_onnx(case: dict, path: Path) -> Path:
+    """The case as an ONNX opset-20 model: theta [, X] -> AffineGrid [-> GridSample] -> Y."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    size = helper.make_tensor("size", TensorProto.INT64, [len(case["size"])], list(case["size"]))
+    inputs = [helper.make_tensor_value_info("theta", TensorProto.FLOAT, list(case["theta"]))]
+    grid_name = "Y" if case["kind"] == "affine_grid" else "grid"
+    nodes = [helper.make_node("AffineGrid", ["theta", "size"], [grid_name], align_corners=0)]
+    if case["kind"] == "affine_sample":
+        inputs.append(helper.make_tensor_value_info("X", TensorProto.FLOAT, list(case["x"])))
+        nodes.append(helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=_MODES[case["mode"]][1],
+                                      padding_mode="zeros", align_corners=0))
+    graph = helper.make_graph(nodes, case["kind"], inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              initializer=[size])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), str(path))
+    return path
+
+
+def _affine_peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, threads: int):
+    """(callable returning the output array, version string) for the AffineGrid cases."""
+    if peer in ("irgrid", "irgrid_unfused"):
+        import irgrid
+
+        compiled = irgrid.compile_model(xml, threads=threads, fuse=peer == "irgrid")
+        return (lambda: compiled(inputs)["Y"]), irgrid.__version__
+    if peer == "openvino":
+        import openvino as ov
+
+        model = ov.convert_model(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))))
+        compiled = ov.Core().compile_model(model, "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+            "PERFORMANCE_HINT": "LATENCY"})
+        request = compiled.create_infer_request()
+        output = compiled.outputs[0]
+        return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+    if peer == "onnxruntime":
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        session = ort.InferenceSession(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))), options,
+                                       providers=["CPUExecutionProvider"])
+        return (lambda: session.run(None, inputs)[0]), ort.__version__
+    if peer == "torch":
+        import torch
+
+        torch.set_num_threads(threads)
+        theta = torch.from_numpy(inputs["theta"])
+        x = torch.from_numpy(inputs["X"]) if "X" in inputs else None
+
+        def run():
+            with torch.inference_mode():
+                grid = torch.nn.functional.affine_grid(theta, list(case["size"]), align_corners=False)
+                if x is None:
+                    return grid.numpy()
+                return torch.nn.functional.grid_sample(x, grid, mode=_MODES[case["mode"]][2], padding_mode="zeros",
+                                                       align_corners=False).numpy()
+        return run, torch.__version__
+    raise ValueError(f"peer {peer} does not run AffineGrid cases")
 
 
 def _deform_cases(quick: bool) -> list[dict]:
@@ -148,6 +242,9 @@ _MODES = {
 def _inputs(case: dict) -> dict[str, np.ndarray]:
     """Seeded inputs by Parameter name."""
     rng = np.random.default_rng(SEED)
+    if case["kind"] in AFFINE_KINDS:
+        theta = {"theta": _affine_theta(case["theta"], rng)}
+        return theta if case["kind"] == "affine_grid" else {**theta, "X": rng.uniform(-1, 1, case["x"]).astype(np.float32)}
     if case["kind"] == "prior_grid":
         # The op reads only the shapes of these two.
         return {"feature_map": np.zeros(case["featmap"], np.float32), "image": np.zeros(case["image"], np.float32)}
@@ -191,7 +288,14 @@ def _write_ir(case: dict, path: Path, owned: bool = False) -> None:
     from irgrid.builder import IRBuilder
 
     b = IRBuilder(case["name"].replace("/", "_"))
-    if case["kind"] == "prior_grid":
+    if case["kind"] in AFFINE_KINDS:
+        theta = b.parameter("theta", case["theta"])
+        (y,) = b.layer("AffineGrid", "irgrid1", [theta, b.const(np.array(case["size"], np.int64), "size")],
+                       {"align_corners": False}, name="Y" if case["kind"] == "affine_grid" else "grid")
+        if case["kind"] == "affine_sample":
+            (y,) = b.layer("GridSample", "opset9", [b.parameter("X", case["x"]), y],
+                           {"align_corners": False, "mode": case["mode"], "padding_mode": "zeros"}, name="Y")
+    elif case["kind"] == "prior_grid":
         anchors = np.array([[-90.5, -45.25, 90.5, 45.25], [-64, -64, 64, 64], [-45.25, -90.5, 45.25, 90.5]])
         priors = b.const(np.resize(anchors, (case["priors"], 4)).astype(np.float32), name="priors")
         featmap = b.parameter("feature_map", case["featmap"])
@@ -281,6 +385,8 @@ def _time(fn, repeat: int, min_sample_s: float) -> dict:
 
 def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, threads: int):
     """(callable returning the output array, version string)."""
+    if case["kind"] in AFFINE_KINDS:
+        return _affine_peer_fn(peer, case, inputs, xml, threads)
     if peer == "irgrid":
         import irgrid
 
@@ -458,7 +564,7 @@ def _copy_bandwidth(threads: int, mib: int, repeat: int) -> dict:
 # driver
 
 def _available(peer: str) -> bool:
-    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "openvino": "openvino", "openvino_ext": "openvino",
+    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "irgrid_unfused": "irgrid", "openvino": "openvino", "openvino_ext": "openvino",
               "onnxruntime": "onnxruntime", "torch": "torch"}[peer]
     if importlib.util.find_spec(module) is None:
         return False
@@ -585,6 +691,9 @@ def _describe(case: dict) -> str:
     if case["kind"] == "deform_conv":
         return (f"X {_shape(case['x'])}, W {_shape(case['w'])}, pads 1, "
                 f"{'with' if case['mask'] else 'no'} mask")
+    if case["kind"] in AFFINE_KINDS:
+        text = f"theta {_shape(case['theta'])}, size {_shape(case['size'])}"
+        return text if case["kind"] == "affine_grid" else f"AffineGrid ({text}) -> GridSample X {_shape(case['x'])}, {case['mode']}"
     if case["kind"] == "prior_grid":
         return f"priors {case['priors']}x4, featmap {_shape(case['featmap'])}, image {_shape(case['image'])}"
     return f"X {_shape(case['x'])}, grid {_shape(case['grid'])}, {case['mode']}"

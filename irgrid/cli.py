@@ -3,7 +3,7 @@
     irgrid infer [-m] model.xml|model.onnx [-d auto|irgrid|openvino]
                  [-i name:file.npy | name=file.npy | file.npy | inputs.npz ...]
                  [-shape "name[1,3,8,8]" | -shape "[1,3,8,8]"] [-o out.npz | out.npy]
-                 [-nthreads N] [-niter N | -t SECONDS] [-seed N] [--save-images DIR]
+                 [-nthreads N] [-niter N | -t SECONDS] [-seed N] [--save-images DIR] [--plan]
     irgrid check [-m] model.xml [-shape "name[1,3,8,8]"] [--json]
     irgrid convert model.onnx -o model.xml [--compress-to-fp16]
     irgrid ops             (the supported layer table)
@@ -77,6 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     duration.add_argument("-niter", type=int, help="timed inferences after the first (default 10)")
     duration.add_argument("-t", dest="seconds", type=float, help="run timed inferences for this many seconds")
     infer.add_argument("-seed", type=int, default=0, help="seed for random inputs (default 0)")
+    infer.add_argument("--plan", action="store_true", help="print irgrid's plan: steps, fusions, kernels, buffers, "
+                       "peak memory")
     infer.add_argument("--save-images", metavar="DIR", help="write image-like inputs and outputs as PNGs "
                        "(needs Pillow: pip install 'irgrid[images]')")
     check = commands.add_parser("check", help="infer every layer's shapes and report all problems")
@@ -239,6 +241,9 @@ def _infer(args) -> int:
     compiled, why = open_model(_model_path(args), args.device, parse_shapes(args.shape) or None,
                                get_num_threads())
     print(f"Device: {why}")
+    if args.plan:
+        describe = getattr(compiled, "describe", None)  # irgrid's runtime has a plan; OpenVINO's does not
+        print(describe() if describe else "Plan: none (OpenVINO runs this model)")
     if suffix == ".npy" and len(compiled.outputs) != 1:
         raise _UsageError(f"-o {args.output!r}: a .npy holds one output and this model has "
                           f"{len(compiled.outputs)}: use .npz")

@@ -197,7 +197,7 @@ def test_only_irgrid_owned_operators_are_registered():
     classes = [iov.op_class(s.type, v) for s in irgrid.registry.all_specs() if not s.native for v in s.versions]
     assert len(iov.extensions()) == len(classes) >= 1
     assert {(c().get_type_info().name, c().get_type_info().version_id) for c in classes} == {
-        ("GridSample", "irgrid1"), ("DeformConv", "irgrid1")}
+        ("GridSample", "irgrid1"), ("DeformConv", "irgrid1"), ("AffineGrid", "irgrid1")}
     with pytest.raises(KeyError):
         iov.op_class("GridSample", "opset9")  # OpenVINO's own: never registered again
 

@@ -93,7 +93,8 @@ def _make_class(spec: OpSpec, version: str) -> type:
         input_types, output_types, static = self._plan
         arrays = [_array(tensor, dtype) for tensor, dtype in zip(inputs, input_types)]
         if not static:  # size OpenVINO's output tensors before the kernel writes into them
-            infos = _call(spec, self, spec.infer, self._attrs, [TensorInfo(a.shape, _type_name(a)) for a in arrays])
+            # Input values go in too: an output shape may depend on one (AffineGrid's size).
+            infos = _call(spec, self, spec.infer, self._attrs, [TensorInfo(a.shape, _type_name(a), a) for a in arrays])
             for tensor, info in zip(outputs, infos):
                 tensor.shape = list(info.shape)
         targets = [data if data.dtype == dtype and data.flags.c_contiguous else None

@@ -1,4 +1,5 @@
-"""`compile_model`: a topological plan with constants folded and output buffers preallocated."""
+"""`compile_model`: a topological plan with constants folded, AffineGrids fused into the GridSamples
+they feed (fusion.py), and output buffers preallocated; `CompiledModel.describe()` shows the plan."""
 from __future__ import annotations
 
 import os
@@ -20,6 +21,8 @@ from ..memory import allocate
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
 from ..threads import get_num_threads, validate_threads
+from .describe import describe_plan, format_plan
+from .fusion import FusionPlan, plan_fusions
 
 
 @dataclass
@@ -29,6 +32,7 @@ class _Step:
     out: list[np.ndarray | None]  # preallocated outputs (kernel layers with static shapes)
     types: list[str]  # output element types
     release: list[Key] = field(default_factory=list)  # values no later step needs
+    fused: Layer | None = None  # the AffineGrid fused into this step
 
 
 class CompiledModel:
@@ -38,9 +42,11 @@ class CompiledModel:
     calls, and each kernel already uses all the threads it is given).
     """
 
-    def __init__(self, model: Model, shapes: ShapeArg | None = None, threads: int | None = None) -> None:
+    def __init__(self, model: Model, shapes: ShapeArg | None = None, threads: int | None = None,
+                 fuse: bool = True) -> None:
         self.model = model
         self.threads = threads
+        self.fuse = fuse
         overrides, declared_hold = resolve_shapes(model, shapes)
         infos = infer_model(model, overrides, fold_limit=None)  # raises the first problem
         problems = (declared_mismatches(model, infos) if declared_hold else []) + oversized(model, infos)
@@ -55,17 +61,25 @@ class CompiledModel:
                            if info.value is not None and model.layers[key[0]].type != "Parameter"}
         for value in self._constants.values():
             value.flags.writeable = False  # shared by every call: outputs that are constants get copied
-        self._steps = self._plan(infos)
+        self._infos = infos
+        returned = {(src.layer, src.output) for _, src in self.outputs}
+        self._fusions = (plan_fusions(model, infos, set(self._constants), returned) if fuse
+                         else FusionPlan({}, {}, {}))
+        self._steps = self._plan(infos, returned)
         self._lock = threading.Lock()
 
-    def _plan(self, infos: dict[Key, TensorInfo]) -> list[_Step]:
+    def _plan(self, infos: dict[Key, TensorInfo], returned: set[Key]) -> list[_Step]:
         steps = []
-        returned = {(src.layer, src.output) for _, src in self.outputs}
         for layer_id in self.model.order:
             layer = self.model.layers[layer_id]
-            if layer.type in ("Parameter", "Result") or (layer_id, 0) in self._constants:
+            if (layer.type in ("Parameter", "Result") or (layer_id, 0) in self._constants
+                    or layer_id in self._fusions.absorbed):
                 continue
-            inputs = [(s.layer, s.output) for s in (self.model.producer(layer, i) for i in range(len(layer.inputs)))]
+            fusion = self._fusions.fused.get(layer_id)
+            if fusion is not None:
+                layer, inputs = fusion.layer, fusion.inputs
+            else:
+                inputs = [(s.layer, s.output) for s in (self.model.producer(layer, i) for i in range(len(layer.inputs)))]
             out = []
             for index in range(len(layer.outputs)):
                 info = infos.get((layer_id, index))
@@ -76,7 +90,7 @@ class CompiledModel:
                 out.append(allocate(info.shape, element_types.numpy_dtype(info.element_type), layer)
                            if reuse else None)
             types = [infos[(layer_id, i)].element_type for i in range(len(layer.outputs))]
-            steps.append(_Step(layer, inputs, out, types))
+            steps.append(_Step(layer, inputs, out, types, fused=fusion and fusion.affine))
         last_use: dict[Key, int] = {}
         for i, step in enumerate(steps):
             for key in step.inputs:
@@ -136,6 +150,14 @@ class CompiledModel:
 
     __call__ = infer
 
+    def describe(self, structured: bool = False) -> str | dict:
+        """The plan: every layer in order, what became of it (run, fused into which layer, folded),
+        each step's kernel and output buffer, and the plan's peak memory; text, or a dict when
+        `structured`."""
+        plan = describe_plan(self.model, self._infos, set(self._constants), self._steps, self._fusions,
+                             self.fuse)
+        return plan if structured else format_plan(plan)
+
 
 def _check_input(parameter: Layer, info: TensorInfo, array: np.ndarray) -> np.ndarray:
     name = parameter.name
@@ -158,10 +180,11 @@ def _check_input(parameter: Layer, info: TensorInfo, array: np.ndarray) -> np.nd
 
 
 def compile_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = None,
-                  threads: int | None = None) -> CompiledModel:
-    """Read (if given a path), check and plan a model; `threads` overrides the global knob."""
+                  threads: int | None = None, fuse: bool = True) -> CompiledModel:
+    """Read (if given a path), check and plan a model; `threads` overrides the global knob; `fuse`
+    runs each AffineGrid inside the GridSamples it feeds (fusion.py)."""
     if not isinstance(model, Model):
         model = read_model(model)
     if threads is not None:
         threads = validate_threads(threads, "threads=")
-    return CompiledModel(model, shapes, threads)
+    return CompiledModel(model, shapes, threads, fuse)
