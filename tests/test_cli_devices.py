@@ -105,3 +105,31 @@ def test_an_irgrid_version_this_irgrid_lacks(tmp_path):
     np.savez(tmp_path / "inputs.npz", **feeds)
     assert_one_line_error(run_cli("infer", path, cwd=tmp_path), 2, "OpenVINOError", "unsupported opset: irgrid7",
                           "irgrid.openvino.extensions()")
+
+
+def _counters(stdout: str) -> dict[str, list[str]]:
+    lines = stdout.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("Performance counts (median of ")))
+    rows = {}
+    for line in lines[start + 2:]:
+        fields = line.split()
+        if fields[0] == "total":
+            return rows
+        rows[fields[0]] = fields[1:]
+    raise AssertionError("no total row")
+
+
+@pytest.mark.parametrize("device", ["irgrid", "openvino"])
+def test_per_layer_counters(device, tmp_path):
+    """-pc: each layer that ran, its type, kernel, median ms and share, as benchmark_app prints them."""
+    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    proc = run_cli("infer", path, "-d", device, "-niter", 3, "-pc", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Performance counts (median of 3 runs):" in proc.stdout
+    rows = _counters(proc.stdout)
+    assert rows["warped"][0] == "GridSample"
+    shares = [float(row[-1].rstrip("%")) for row in rows.values()]
+    assert abs(sum(shares) - 100) < 0.5 and all(float(row[-2]) >= 0 for row in rows.values())
+    if device == "irgrid":  # the steps of irgrid's plan, in order, with the kernel each runs
+        assert list(rows) == ["flow_nhwc", "sample_xy", "sample_scaled", "grid", "warped"]
+        assert rows["warped"][1] == "sampling.grid_sample" and rows["grid"][1] == "numpy"
