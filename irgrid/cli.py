@@ -6,11 +6,13 @@
                  [-nthreads N] [-niter N | -t SECONDS] [-seed N] [-pc] [--save-images DIR] [--plan]
     irgrid check [-m] model.xml [-shape "name[1,3,8,8]"] [--json]
     irgrid convert model.onnx -o model.xml [--compress-to-fp16]
+    irgrid batch [-m] model.xml --input DIR --output DIR [--address HOST:PORT] [-d ...] [-nthreads N]
+                 [--actors N]      (every .npz/.npy under DIR, on Ray Data; needs irgrid[ray])
     irgrid ops             (the supported layer table)
     irgrid config          (version, OpenMP, threads)
 
-Exit codes: 0 success (check: clean), 1 check found problems, 2 the model cannot be read, the
-arguments are wrong, or running failed. Errors are one line on stderr, never a traceback.
+Exit codes: 0 success (check: clean), 1 check found problems or some batch items failed, 2 the model
+cannot be read, the arguments are wrong, or running failed. Errors are one line on stderr, never a traceback.
 """
 from __future__ import annotations
 
@@ -19,7 +21,6 @@ import json
 import re
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ from .devices import DEVICES, open_model
 from .shapes import name_single_input
 from .errors import InputError, IRGridError
 from .memory import check_fits
+from .npz import save_outputs as _save_outputs
 from .pictures import load_pillow, save_pictures
 from .threads import available_cores, get_num_threads, set_num_threads
 
@@ -92,6 +94,20 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("-o", dest="output", required=True, help="the IR to write (model.xml; its .bin beside it)")
     convert.add_argument("--compress-to-fp16", action="store_true",
                          help="store f32 weights as f16 (off: the IR is as exact as the source)")
+    batch = commands.add_parser("batch", help="run a model over every .npz/.npy under a directory on Ray Data "
+                                "(needs pip install 'irgrid[ray]')")
+    _add_model(batch)
+    batch.add_argument("--input", required=True, metavar="DIR", help="input files: an .npz holds the model's "
+                       "inputs by name, a .npy the input of a single-input model (searched recursively)")
+    batch.add_argument("--output", required=True, metavar="DIR", help="one .npz per input, same relative name; "
+                       "failed items are listed in DIR/errors.csv; existing outputs are skipped")
+    batch.add_argument("--address", help="an existing Ray cluster (ray start --head ...); default: a local "
+                       "Ray instance with this machine's cores")
+    batch.add_argument("-d", dest="device", choices=DEVICES, default="auto", help="as infer's -d")
+    batch.add_argument("-nthreads", type=int, default=1, help="kernel threads per actor, the CPUs Ray gives "
+                       "each actor (default 1)")
+    batch.add_argument("--actors", type=int, help="actors, each compiling the model once (default: the "
+                       "cluster's CPUs / -nthreads)")
     ops = commands.add_parser("ops", help="list the supported layers")
     ops.add_argument("--markdown", action="store_true", help="as the README's table")
     commands.add_parser("config", help="show version, OpenMP and threads")
@@ -128,7 +144,7 @@ def parse_shapes(texts: list[str]) -> dict[str, tuple[int | None, ...]]:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
-        return {"infer": _infer, "check": _check, "convert": _convert, "ops": _ops,
+        return {"infer": _infer, "check": _check, "convert": _convert, "batch": _batch, "ops": _ops,
                 "config": _config}[args.command](args)
     except _UsageError as exc:
         print(f"irgrid: error: {exc}", file=sys.stderr)
@@ -301,21 +317,6 @@ def _report(outputs: dict[str, np.ndarray], times: list[float], duration: float,
     print(f"Throughput: {len(times) / duration * 1e3:.2f} FPS")
 
 
-def _save_outputs(path: str, arrays: dict[str, np.ndarray]) -> None:
-    """A .npy holds the single output (np.save); a .npz every output, like np.savez but under any name
-    (np.savez's own keyword `file` would clash with an output called `file`)."""
-    try:
-        if path.lower().endswith(".npy"):
-            np.save(path, next(iter(arrays.values())), allow_pickle=False)
-            return
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-            for name, value in arrays.items():
-                with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
-    except OSError as exc:
-        raise InputError(f"cannot write outputs to {path!r}: {exc.strerror or exc}") from None
-
-
 def _stats(value: np.ndarray) -> str:
     if value.size == 0:
         return f"{'-':>12} {'-':>12} {'-':>12}"
@@ -350,6 +351,61 @@ def _convert(args) -> int:
     written = convert(args.source, args.output, compress_to_fp16=args.compress_to_fp16)
     print(f"Saved {written} (and {written.with_suffix('.bin').name})")
     return 0
+
+
+def _batch(args) -> int:
+    """The model is opened here first, so a model error is exit 2 before Ray starts; the actors then
+    open the same IR on the device chosen here."""
+    try:
+        from . import ray as batch
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "ray":
+            raise
+        raise _UsageError("irgrid batch needs Ray: pip install 'irgrid[ray]'") from None
+    from .runtime.compiled import CompiledModel
+    from .threads import validate_threads
+
+    model = Path(_model_path(args)).resolve()
+    input_dir, output_dir = Path(args.input).resolve(), Path(args.output).resolve()
+    if not input_dir.is_dir():
+        raise _UsageError(f"--input {args.input!r} is not a directory")
+    if output_dir == input_dir or input_dir in output_dir.parents:
+        raise _UsageError("--output must not be inside --input (its outputs would be read as inputs)")
+    threads = validate_threads(args.nthreads, "-nthreads")
+    if args.actors is not None and args.actors < 1:
+        raise _UsageError("--actors must be at least 1")
+    compiled, why = open_model(model, args.device, None, threads)
+    device = "irgrid" if isinstance(compiled, CompiledModel) else "openvino"
+    print(f"Device: {why}")
+    files, skipped = batch.pending_files(input_dir, output_dir)
+    print(f"Inputs: {len(files)} to run under {args.input}" + (f" ({skipped} skipped: output exists)" if skipped else ""))
+    if not files:
+        batch.write_errors(output_dir, [])
+        return 0
+    output_dir.mkdir(parents=True, exist_ok=True)
+    started = batch.start_ray(args.address)
+    try:
+        cpus = batch.cluster_cpus()
+        actors = args.actors or max(1, cpus // threads)
+        if actors * threads > cpus:
+            raise _UsageError(f"--actors {actors} x -nthreads {threads} needs {actors * threads} CPUs; the Ray "
+                              f"cluster has {cpus}")
+        where = f"cluster at {args.address}" if args.address else "local instance" if started else "this session's Ray"
+        print(f"Ray: {where}, {cpus} CPUs; "
+              f"{actors} actor{'s' if actors > 1 else ''} x {threads} thread{'s' if threads > 1 else ''}")
+        start = time.perf_counter()
+        failures = [(name, error) for name, error in batch.run_files(
+            model, input_dir, output_dir, files, device, threads, actors) if error]
+        seconds = time.perf_counter() - start
+    except batch.ray.exceptions.RayError as exc:
+        raise _UsageError(f"Ray failed: {batch.error_line(getattr(exc, 'cause', None) or exc)}") from None
+    finally:
+        if started:
+            batch.ray.shutdown()
+    table = batch.write_errors(output_dir, failures)
+    print(f"Done: {len(files) - len(failures)} ok, {len(failures)} failed in {seconds:.2f} s "
+          f"({len(files) / seconds:.1f} items/s)" + (f"; errors listed in {table}" if table else ""))
+    return 1 if failures else 0
 
 
 def _ops(args) -> int:

@@ -1,0 +1,230 @@
+"""Batch inference past one machine on Ray Data: one compiled model per actor.
+
+    import ray, irgrid.ray
+    ds = ray.data.from_items([{"image": image, "flow": flow}, ...])   # a row: one set of the model's inputs
+    out = ds.map_batches(irgrid.ray.Predictor, fn_constructor_kwargs={"model": "/shared/model.xml"},
+                         compute=ray.data.ActorPoolStrategy(size=2), num_cpus=1, batch_size=8)
+
+runs 2 actors of 1 kernel thread each. `Predictor` is a callable class because Ray Data constructs it
+once per actor: the IR is read, checked and planned once per actor, not once per batch. Each actor runs its kernels with the CPUs Ray gave it
+(`num_cpus`), since several actors share a node and each taking every core would oversubscribe it.
+`FileRunner` is what `irgrid batch` maps: rows name input files, and each actor loads, runs and writes
+them itself, so the data never passes through the driver and a bad item becomes a row with its error.
+
+This module is `irgrid.ray`; `import ray` below is an absolute import (Python 3), so it is Ray itself.
+"""
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import zipfile
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+import ray
+import ray.data
+
+from .devices import open_model
+from .errors import ConfigError, InputError
+from .memory import check_fits
+from .npz import save_outputs
+from .threads import available_cores, get_num_threads, set_num_threads, validate_threads
+
+INPUT_SUFFIXES = (".npz", ".npy")
+ERRORS_FILE = "errors.csv"
+
+
+def actor_threads(threads: int | None = None) -> int:
+    """Kernel threads for this actor: `threads` when given, else the CPUs Ray assigned this worker
+    (its `num_cpus`), else irgrid's default (outside Ray)."""
+    if threads is not None:
+        return validate_threads(threads, "threads")
+    if ray.is_initialized():
+        cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
+        if cpus:
+            return max(1, int(cpus))
+    return get_num_threads()
+
+
+class Predictor:
+    """For `Dataset.map_batches`: a column per model input, each row one complete set of inputs (the
+    model's own shapes, batch dim included); returns a column per model output. Rows run one model
+    call each, so items of different shapes run on a model with dynamic dims."""
+
+    def __init__(self, model: str | os.PathLike, device: str = "auto", threads: int | None = None,
+                 shapes: Mapping[str, Sequence[int | None]] | None = None) -> None:
+        self.threads = actor_threads(threads)
+        # The process's own knob too (an actor's own process): irgrid's ops inside OpenVINO and
+        # constant folding resolve it rather than taking a thread count.
+        set_num_threads(self.threads)
+        self.compiled, self.device = open_model(model, device, shapes, self.threads)
+
+    def __call__(self, batch: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        rows = len(next(iter(batch.values()), ()))
+        results = [self.compiled({name: column[i] for name, column in batch.items()}) for i in range(rows)]
+        return {name: _column([r[name] for r in results]) for name in (results[0] if results else ())}
+
+
+def _column(values: list[np.ndarray]) -> np.ndarray:
+    """Stacked when every row has the same shape, else an object array (Ray Data's ragged tensors)."""
+    if len({v.shape for v in values}) == 1:
+        return np.stack(values)
+    ragged = np.empty(len(values), dtype=object)
+    ragged[:] = values
+    return ragged
+
+
+class FileRunner(Predictor):
+    """For `irgrid batch`: a column `file` of paths relative to `input_dir`; each is loaded, run and
+    written to `output_dir` under the same relative name as .npz (via a temporary name, so an output
+    that exists is complete). Returns `file` and `error` ("" when it succeeded): a bad item is a row,
+    never a failed batch, so it cannot stop the run."""
+
+    def __init__(self, model: str | os.PathLike, input_dir: str | os.PathLike, output_dir: str | os.PathLike,
+                 device: str = "auto", threads: int | None = None) -> None:
+        super().__init__(model, device, threads)
+        self.input_dir, self.output_dir = Path(input_dir), Path(output_dir)
+
+    def __call__(self, batch: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        files = [str(f) for f in batch["file"]]
+        return {"file": np.array(files, dtype=object),
+                "error": np.array([self._run_one(f) for f in files], dtype=object)}
+
+    def _run_one(self, name: str) -> str:
+        try:
+            outputs = self.compiled(load_item(self.input_dir / name, self.compiled.inputs))
+            target = self.output_dir / output_name(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(target.name + ".part")
+            save_outputs(str(partial), outputs)
+            os.replace(partial, target)
+        except Exception as exc:  # noqa: BLE001  (any failure of one item is that item's error row)
+            return error_line(exc)
+        return ""
+
+
+def error_line(exc: BaseException) -> str:
+    """As the CLI prints an error: the type and the first line of its message."""
+    message = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
+
+
+def output_name(name: str) -> str:
+    """The output file for an input file: the same relative name, as .npz."""
+    return str(Path(name).with_suffix(".npz"))
+
+
+def load_item(path: Path, inputs: Sequence[tuple]) -> dict[str, np.ndarray]:
+    """The model inputs in `path`: an .npz holds them by name, a .npy the one input of a single-input
+    model. Each array's header is checked against the bytes stored before anything is allocated, so a
+    broken or hostile file is an InputError, not a huge allocation."""
+    try:
+        if path.suffix.lower() == ".npy":
+            if len(inputs) != 1:
+                raise InputError(f"a .npy holds one input and the model has {len(inputs)}: use an .npz "
+                                 "with the inputs by name")
+            with open(path, "rb") as stream:
+                return {inputs[0][0].name: _read_array(stream, os.fstat(stream.fileno()).st_size, path.name)}
+        arrays = {}
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                if member.filename.endswith(".npy"):
+                    with archive.open(member) as stream:
+                        arrays[member.filename[:-4]] = _read_array(stream, member.file_size,
+                                                                   f"{path.name}:{member.filename}")
+        return arrays
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError) as exc:
+        raise InputError(f"cannot load input file {path.name!r}: {error_line(exc)}") from None
+
+
+def _read_array(stream, size: int, what: str) -> np.ndarray:
+    """One .npy from `stream` of `size` bytes: header, checks, then exactly the bytes it declares."""
+    fmt = np.lib.format
+    readers = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
+    version = fmt.read_magic(stream)
+    if version not in readers:
+        raise InputError(f"{what}: unsupported .npy format version {version}")
+    shape, fortran, dtype = readers[version](stream)
+    if dtype.hasobject:
+        raise InputError(f"{what}: object arrays are not model inputs")
+    check_fits(shape, dtype, what=f"input {what}")
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes > size:
+        raise InputError(f"{what}: the header declares {nbytes} bytes of data and the file has fewer")
+    array = np.empty(shape[::-1] if fortran else shape, dtype)  # C-contiguous; transposed back below
+    view = memoryview(array.reshape(-1).view(np.uint8)) if array.size else memoryview(b"")
+    filled = 0
+    while filled < nbytes:
+        count = stream.readinto(view[filled:])
+        if not count:
+            raise InputError(f"{what}: truncated ({filled} of {nbytes} bytes of data)")
+        filled += count
+    return array.T if fortran else array
+
+
+def pending_files(input_dir: Path, output_dir: Path) -> tuple[list[str], int]:
+    """The .npz / .npy files under `input_dir` (recursively, relative names, sorted) whose output does
+    not exist yet, and how many were skipped because it does."""
+    names = sorted(str(p.relative_to(input_dir)) for p in input_dir.rglob("*")
+                   if p.suffix.lower() in INPUT_SUFFIXES and p.is_file())
+    by_output: dict[str, str] = {}
+    for name in names:
+        clash = by_output.setdefault(output_name(name), name)
+        if clash != name:
+            raise InputError(f"{clash!r} and {name!r} would both write {output_name(name)!r}: rename one")
+    pending = [name for name in names if not (output_dir / output_name(name)).exists()]
+    return pending, len(names) - len(pending)
+
+
+def start_ray(address: str | None) -> bool:
+    """Connect to the Ray cluster at `address`, or start a local instance with this machine's cores,
+    quietly (no dashboard, warnings only, worker logs kept on the workers). False when Ray was already
+    initialised: the caller's session, used as it is and left running."""
+    if ray.is_initialized():
+        return False
+    quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
+    try:
+        if address:
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(address="local", num_cpus=available_cores(), include_dashboard=False, **quiet)
+    except Exception as exc:  # noqa: BLE001  (Ray raises ConnectionError, ValueError, RuntimeError, ...)
+        where = f"connect to Ray at {address!r}" if address else "start a local Ray instance"
+        raise ConfigError(f"cannot {where}: {error_line(exc)}") from None
+    return True
+
+
+def cluster_cpus() -> int:
+    return int(ray.cluster_resources().get("CPU", 0))
+
+
+def run_files(model: Path, input_dir: Path, output_dir: Path, files: list[str], device: str, threads: int,
+              actors: int) -> Iterator[tuple[str, str]]:
+    """(file, error) for each of `files` as the actors finish it ("" when it succeeded). Batches are
+    small (at most 16 files, about four per actor) so a slow item holds back few others."""
+    batch_size = max(1, min(16, len(files) // (4 * actors)))
+    results = ray.data.from_items([{"file": name} for name in files]).map_batches(
+        FileRunner, batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=threads,
+        fn_constructor_kwargs={"model": str(model), "input_dir": str(input_dir), "output_dir": str(output_dir),
+                               "device": device, "threads": threads})
+    for row in results.iter_rows():
+        yield str(row["file"]), str(row["error"])
+
+
+def write_errors(output_dir: Path, failures: Iterable[tuple[str, str]]) -> Path | None:
+    """The errors table (file, error) of this run in `output_dir`; none, and a stale one removed, when
+    every item succeeded."""
+    path = output_dir / ERRORS_FILE
+    failures = sorted(failures)
+    if not failures:
+        path.unlink(missing_ok=True)
+        return None
+    with open(path, "w", newline="", encoding="utf-8") as table:
+        writer = csv.writer(table)
+        writer.writerow(["file", "error"])
+        writer.writerows(failures)
+    return path
