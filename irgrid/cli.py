@@ -106,8 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     batch.add_argument("-d", dest="device", choices=DEVICES, default="auto", help="as infer's -d")
     batch.add_argument("-nthreads", type=int, default=1, help="kernel threads per actor, the CPUs Ray gives "
                        "each actor (default 1)")
-    batch.add_argument("--actors", type=int, help="actors, each compiling the model once (default: the "
-                       "cluster's CPUs / -nthreads)")
+    batch.add_argument("--actors", type=int, help="actors, each compiling the model once (default: as many "
+                       "of -nthreads CPUs as the cluster's nodes hold)")
     ops = commands.add_parser("ops", help="list the supported layers")
     ops.add_argument("--markdown", action="store_true", help="as the README's table")
     commands.add_parser("config", help="show version, OpenMP and threads")
@@ -385,8 +385,12 @@ def _batch(args) -> int:
     output_dir.mkdir(parents=True, exist_ok=True)
     started = batch.start_ray(args.address)
     try:
-        cpus = batch.cluster_cpus()
-        actors = args.actors or max(1, cpus // threads)
+        nodes = batch.node_cpus()
+        cpus = sum(nodes)
+        if threads > max(nodes, default=0):
+            raise _UsageError(f"-nthreads {threads}: no Ray node has that many CPUs (the largest has "
+                              f"{max(nodes, default=0)})")
+        actors = args.actors or sum(n // threads for n in nodes)
         if actors * threads > cpus:
             raise _UsageError(f"--actors {actors} x -nthreads {threads} needs {actors * threads} CPUs; the Ray "
                               f"cluster has {cpus}")
@@ -398,7 +402,7 @@ def _batch(args) -> int:
             model, input_dir, output_dir, files, device, threads, actors) if error]
         seconds = time.perf_counter() - start
     except batch.ray.exceptions.RayError as exc:
-        raise _UsageError(f"Ray failed: {batch.error_line(getattr(exc, 'cause', None) or exc)}") from None
+        raise _UsageError(f"Ray failed: {batch.ray_failure_line(exc)}") from None
     finally:
         if started:
             batch.ray.shutdown()

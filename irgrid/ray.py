@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import logging
 import os
+import re
 import zipfile
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
@@ -111,6 +112,15 @@ def error_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
 
 
+def ray_failure_line(exc: BaseException) -> str:
+    """The root error of a Ray failure in one line: Ray's message holds the remote traceback (with
+    colour codes), whose last `module.Type: message` line is what went wrong (e.g. a worker node that
+    cannot read the model: `ParseError: cannot read ...`)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    raised = re.findall(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit)): (.*)$", text, flags=re.MULTILINE)
+    return f"{raised[-1][0]}: {raised[-1][1].strip()}" if raised else error_line(exc)
+
+
 def output_name(name: str) -> str:
     """The output file for an input file: the same relative name, as .npz."""
     return str(Path(name).with_suffix(".npz"))
@@ -198,8 +208,9 @@ def start_ray(address: str | None) -> bool:
     return True
 
 
-def cluster_cpus() -> int:
-    return int(ray.cluster_resources().get("CPU", 0))
+def node_cpus() -> list[int]:
+    """The CPUs of each live node of the Ray cluster (an actor must fit on one node)."""
+    return [int(node["Resources"].get("CPU", 0)) for node in ray.nodes() if node.get("Alive")]
 
 
 def run_files(model: Path, input_dir: Path, output_dir: Path, files: list[str], device: str, threads: int,

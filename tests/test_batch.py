@@ -257,7 +257,7 @@ def test_cluster_address_from_another_process(ray_session, tmp_path):
 
 
 @pytest.mark.parametrize("case", ["no_input_dir", "output_inside_input", "bad_model", "actors", "threads",
-                                  "clash", "too_many_actors"])
+                                  "clash", "too_many_actors", "too_many_threads"])
 def test_usage_and_model_errors_are_one_line_exit_2(case, ray_session, tmp_path, capsys):
     (tmp_path / "in").mkdir()
     np.savez(tmp_path / "in" / "a.npz", x=np.zeros(1))
@@ -275,10 +275,22 @@ def test_usage_and_model_errors_are_one_line_exit_2(case, ray_session, tmp_path,
     elif case == "clash":
         np.save(tmp_path / "in" / "a.npy", np.zeros(1))
         fragment = "would both write 'a.npz'"
-    else:  # asks the running Ray session (2 CPUs)
+    elif case == "too_many_actors":  # asks the running Ray session (one node, 2 CPUs)
         extra, fragment = ["--actors", 3], "needs 3 CPUs; the Ray cluster has 2"
+    else:
+        extra, fragment = ["-nthreads", 3], "no Ray node has that many CPUs (the largest has 2)"
     code, _, err = _batch(capsys, model, "--input", tmp_path / "in", "--output", tmp_path / "out", *extra)
     assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
+
+
+def test_a_failure_inside_ray_is_named_by_its_root_error(ray_session, flow_run, tmp_path):
+    """What a worker node that cannot read the model raises: the actor dies in its constructor, and
+    the CLI's line names irgrid's error rather than Ray's wrapper."""
+    root, items, _ = flow_run
+    with pytest.raises(ray.exceptions.RayError) as failure:
+        list(irgrid_ray.run_files(tmp_path / "absent.xml", root / "in", tmp_path / "out", list(items)[:1],
+                                  "irgrid", 1, 1))
+    assert irgrid_ray.ray_failure_line(failure.value).startswith(f"ParseError: cannot read {tmp_path / 'absent.xml'}")
 
 
 def test_without_ray_installed_it_says_what_to_install(tmp_path):
