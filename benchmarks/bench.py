@@ -145,6 +145,29 @@ def _affine_onnx(case: dict, path: Path) -> Path:
     return path
 
 
+def _openvino_fn(core, model, inputs: dict[str, np.ndarray], threads: int):
+    """(infer callable, version) for an ov.Model on the CPU plugin, at f32 with `threads` threads, one stream."""
+    import openvino as ov
+
+    compiled = core.compile_model(model, "CPU", {
+        "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+        "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    output = compiled.outputs[0]
+    return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+
+
+def _ort_session(model, threads: int):
+    """(session, version): onnxruntime on the CPU with `threads` intra-op threads, sequential."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]), ort.__version__
+
+
 def _affine_peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, threads: int):
     """(callable returning the output array, version string) for the AffineGrid cases."""
     if peer in ("irgrid", "irgrid_unfused"):
@@ -156,22 +179,10 @@ def _affine_peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: s
         import openvino as ov
 
         model = ov.convert_model(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))))
-        compiled = ov.Core().compile_model(model, "CPU", {
-            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-            "PERFORMANCE_HINT": "LATENCY"})
-        request = compiled.create_infer_request()
-        output = compiled.outputs[0]
-        return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+        return _openvino_fn(ov.Core(), model, inputs, threads)
     if peer == "onnxruntime":
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        session = ort.InferenceSession(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))), options,
-                                       providers=["CPUExecutionProvider"])
-        return (lambda: session.run(None, inputs)[0]), ort.__version__
+        session, version = _ort_session(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))), threads)
+        return (lambda: session.run(None, inputs)[0]), version
     if peer == "torch":
         import torch
 
@@ -345,14 +356,8 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
             core.add_extension(irgrid.openvino.extensions())
             xml = xml.replace(".xml", ".irgrid1.xml")
             _write_ir(case, Path(xml), owned=True)
-        compiled = core.compile_model(core.read_model(xml), "CPU", {
-            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-            "PERFORMANCE_HINT": "LATENCY"})
-        request = compiled.create_infer_request()
-        output = compiled.outputs[0]
-        return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+        return _openvino_fn(core, core.read_model(xml), inputs, threads)
     if peer == "onnxruntime":
-        import onnxruntime as ort
         from onnx import TensorProto, helper
 
         x, grid = inputs["X"], inputs["grid"]
@@ -363,13 +368,9 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
                            helper.make_tensor_value_info("grid", TensorProto.FLOAT, grid.shape)],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        session, version = _ort_session(model.SerializeToString(), threads)
         feed = {"X": x, "grid": grid}
-        return (lambda: session.run(None, feed)[0]), ort.__version__
+        return (lambda: session.run(None, feed)[0]), version
     if peer == "torch":
         import torch
 
