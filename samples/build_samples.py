@@ -32,9 +32,11 @@ samples/<name>/model.xml` picks up the inputs.npz beside the model.
   PyTorch tutorial's `stn`), exported the way OpenVINO's converter lowers it:
       flat  = Reshape(image, [N, -1])                       # xs.view(N, -1)
       theta = Reshape(MatMul(flat, W) + b, [N, 2, 3])       # fc_loc(xs).view(-1, 2, 3)
-      grid  = AffineGrid irgrid1(theta, ShapeOf(image))     # F.affine_grid(theta, x.size())
+      grid  = AffineGrid irgrid1(theta, size)               # F.affine_grid(theta, x.size())
       out   = GridSample opset9(image, grid), bilinear, zeros, align_corners=false  # F.grid_sample
   W is small and b is a 10-degree rotation with a zoom, so theta depends (a little) on the image.
+  size is the Const [2, 3, 48, 64], as OpenVINO's converter folds x.size() of a static input, so
+  every port in the IR has static dims.
   compile_model fuses the AffineGrid into the GridSample (`irgrid infer ... --plan` shows it).
   Verified: irgrid equals onnxruntime running the same graph as ONNX (MatMul, Add, Reshape,
   AffineGrid-20, GridSample-20), and torch when installed; fused equals unfused bitwise; OpenVINO
@@ -254,7 +256,7 @@ def build_spatial_transformer(out: Path) -> None:
                     {"auto_broadcast": "numpy"}, name="fc_loc")
     (theta,) = b.layer("Reshape", "opset1", [fc, b.const(np.array([-1, 2, 3], np.int64), "theta_shape")],
                        {"special_zero": False}, name="theta")
-    (size,) = b.layer("ShapeOf", "opset3", [image], {"output_type": "i64"}, name="size")
+    size = b.const(np.array([STN_N, 3, STN_H, STN_W], np.int64), "size")
     (grid,) = b.layer("AffineGrid", "irgrid1", [theta, size], {"align_corners": False}, name="grid")
     (warped,) = b.layer("GridSample", "opset9", [image, grid],
                         {"align_corners": False, "mode": "bilinear", "padding_mode": "zeros"}, name="warped")
