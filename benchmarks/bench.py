@@ -29,6 +29,15 @@ Method
   as read + write; the better of one thread and --threads Python threads).
 - Inputs are seeded: data uniform in [-1, 1); grids are smooth warps (identity rotated, scaled by
   1.08 and gently perturbed; a few points fall outside [-1, 1]), padding zeros, align_corners=0.
+- DeformConv cases (deform_conv/*): DCN layers with seeded offsets (N(0, 2) pixels) and masks
+  (uniform [0, 1)); irgrid and OpenVINO read the same IR (DeformableConvolution-8,
+  bilinear_interpolation_pad=true, in 2-D; DeformConv irgrid1 in 3-D, which OpenVINO runs only through
+  irgrid's extension);
+  onnxruntime runs a one-node DeformConv-19 model, torch (when torchvision is importable)
+  torchvision.ops.deform_conv2d. Reported: GFLOP/s (2 * oC * C/group * K multiply-adds per output
+  point, over irgrid's median time), that as a fraction of the SGEMM rate measured in the same run
+  (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's
+  im2col column buffer (its peak extra memory besides inputs and output).
 - Each peer's output is compared with irgrid's (max |diff| column).
 - Other processes on the machine skew timings: each measurement records the CPU share other
   processes used meanwhile (/proc/stat busy time minus this process's CPU time; VM steal time is
@@ -93,7 +102,7 @@ def _cases(quick: bool) -> list[dict]:
                           peers=("irgrid", "onnxruntime", "torch") + ext))
     cases.append(dict(name="grid_sample/tiny", kind="grid_sample", mode="bilinear",
                       x=(1, 1, 4, 4), grid=(1, 2, 2, 2), peers=gs2 + ext + ("irgrid_kernel",)))
-    return cases + _affine_cases(quick)
+    return cases + _deform_cases(quick) + _affine_cases(quick)
 
 
 # AffineGrid alone, and AffineGrid -> GridSample (a spatial transformer). irgrid runs an IR with
@@ -201,6 +210,36 @@ def _affine_peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: s
     raise ValueError(f"peer {peer} does not run AffineGrid cases")
 
 
+def _deform_cases(quick: bool) -> list[dict]:
+    """DCN layers: (X, W, with mask); pads 1, stride 1, one group and offset group."""
+    if quick:
+        sizes = [((1, 16, 32, 32), (16, 16, 3, 3), True), ((1, 32, 25, 34), (32, 32, 3, 3), False),
+                 ((1, 8, 8, 16, 16), (8, 8, 3, 3, 3), False)]
+    else:
+        sizes = [((1, 64, 64, 64), (64, 64, 3, 3), True), ((1, 256, 50, 68), (256, 256, 3, 3), False),
+                 ((1, 16, 16, 32, 32), (16, 16, 3, 3, 3), False)]
+    names = ["deform_conv/dcn_64", "deform_conv/dcn_256", "deform_conv/3d"]
+    return [dict(name=name, kind="deform_conv", x=x, w=w, mask=mask,
+                 peers=("irgrid", "openvino", "onnxruntime", "torch") if len(x) == 4 else
+                 ("irgrid", "openvino_ext", "onnxruntime"))
+            for name, (x, w, mask) in zip(names, sizes)]
+
+
+def _deform_shapes(case: dict) -> dict[str, tuple[int, ...]]:
+    """Offset and mask shapes of a deform_conv case (stride 1, pads 1: output dims = input dims)."""
+    out = case["x"][2:]
+    taps = math.prod(case["w"][2:])
+    shapes = {"offset": (case["x"][0], taps * len(out), *out)}
+    if case["mask"]:
+        shapes["mask"] = (case["x"][0], taps, *out)
+    return shapes
+
+
+def _deform_flops(case: dict) -> int:
+    points = case["x"][0] * math.prod(case["x"][2:])
+    return 2 * points * case["w"][0] * math.prod(case["w"][1:])
+
+
 POLICY_CASES = ("grid_sample/tiny", "grid_sample/2d_bilinear")
 
 # Mode names per API: irgrid opset9 / irgrid1 IR, ONNX GridSample-20, torch.
@@ -221,7 +260,18 @@ def _inputs(case: dict) -> dict[str, np.ndarray]:
         # The op reads only the shapes of these two.
         return {"feature_map": np.zeros(case["featmap"], np.float32), "image": np.zeros(case["image"], np.float32)}
     x = rng.uniform(-1, 1, case["x"]).astype(np.float32)
+    if case["kind"] == "deform_conv":
+        shapes = _deform_shapes(case)
+        inputs = {"X": x, "offset": rng.normal(0, 2, shapes["offset"]).astype(np.float32)}
+        if "mask" in shapes:
+            inputs["mask"] = rng.uniform(0, 1, shapes["mask"]).astype(np.float32)
+        return inputs
     return {"X": x, "grid": _smooth_grid(case["grid"], rng)}
+
+
+def _deform_weights(case: dict) -> np.ndarray:
+    """The filters (a Const in the IR), seeded apart from the inputs."""
+    return np.random.default_rng(SEED + 1).uniform(-0.1, 0.1, case["w"]).astype(np.float32)
 
 
 def _smooth_grid(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -263,6 +313,21 @@ def _write_ir(case: dict, path: Path, owned: bool = False) -> None:
         image = b.parameter("image", case["image"])
         (y,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, featmap, image],
                        {"flatten": True, "h": 0, "w": 0, "stride_x": 32.0, "stride_y": 32.0}, name="Y")
+    elif case["kind"] == "deform_conv":
+        params = {name: b.parameter(name, shape) for name, shape in
+                  {"X": case["x"], **_deform_shapes(case)}.items()}
+        w = b.const(_deform_weights(case), name="W")
+        r = len(case["x"]) - 2
+        if r == 2:
+            inputs = [params["X"], params["offset"], w] + ([params["mask"]] if "mask" in params else [])
+            (y,) = b.layer("DeformableConvolution", "opset8", inputs,
+                           {"strides": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1], "dilations": [1, 1],
+                            "bilinear_interpolation_pad": True}, name="Y")
+        else:
+            inputs = [params["X"], w, params["offset"]]
+            if "mask" in params:
+                inputs += [b.const(np.zeros(0, np.float32), name="B"), params["mask"]]
+            (y,) = b.layer("DeformConv", "irgrid1", inputs, {"pads": [1]}, name="Y")
     else:
         x = b.parameter("X", case["x"])
         grid = b.parameter("grid", case["grid"])
@@ -357,6 +422,21 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
             xml = xml.replace(".xml", ".irgrid1.xml")
             _write_ir(case, Path(xml), owned=True)
         return _openvino_fn(core, core.read_model(xml), inputs, threads)
+    if peer == "onnxruntime" and case["kind"] == "deform_conv":
+        return _onnxruntime_deform_conv(case, inputs, threads)
+    if peer == "torch" and case["kind"] == "deform_conv":
+        import torch
+        from torchvision.ops import deform_conv2d
+
+        torch.set_num_threads(threads)
+        tensors = {k: torch.from_numpy(v) for k, v in inputs.items()}
+        weight = torch.from_numpy(_deform_weights(case))
+
+        def run_deform():
+            with torch.inference_mode():
+                return deform_conv2d(tensors["X"], tensors["offset"], weight, padding=(1, 1),
+                                     mask=tensors.get("mask")).numpy()
+        return run_deform, torch.__version__
     if peer == "onnxruntime":
         from onnx import TensorProto, helper
 
@@ -386,9 +466,58 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
     raise ValueError(f"unknown peer {peer}")
 
 
+def _onnxruntime_deform_conv(case: dict, inputs: dict[str, np.ndarray], threads: int):
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    r = len(case["x"]) - 2
+    names = ["X", "W", "offset"] + (["", "mask"] if "mask" in inputs else [])
+    node = helper.make_node("DeformConv", names, ["Y"], pads=[1] * (2 * r))
+    graph = helper.make_graph(
+        [node], "dc", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(_deform_weights(case), "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return (lambda: session.run(None, inputs)[0]), ort.__version__
+
+
+SGEMM_SHAPE = (256, 2304, 3400)  # (M, K, N): the GEMM of deform_conv/dcn_256
+
+
+def _sgemm_rates(threads: int, repeat: int) -> dict:
+    """GFLOP/s of an f32 (M, K) . (K, N) product: numpy, and a MatMul compiled with OpenVINO."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    m, k, n = SGEMM_SHAPE
+    rng = np.random.default_rng(SEED)
+    a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
+    left, right = ops.parameter([m, k], ov.Type.f32), ops.parameter([k, n], ov.Type.f32)
+    compiled = ov.Core().compile_model(ov.Model([ops.matmul(left, right, False, False)], [left, right]), "CPU", {
+        "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
+    request = compiled.create_infer_request()
+    result = {"ok": True, "shape": SGEMM_SHAPE}
+    for name, fn in (("numpy", lambda: a @ b), ("openvino", lambda: request.infer([a, b], share_inputs=True))):
+        fn()
+        times = []
+        for _ in range(max(3, repeat)):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        result[f"{name}_GFLOPs"] = 2 * m * k * n / min(times) / 1e9
+    result["GFLOPs"] = max(result["numpy_GFLOPs"], result["openvino_GFLOPs"])
+    return result
+
+
 def _worker(spec: dict) -> dict:
     if spec["peer"] == "copy":
         return _copy_bandwidth(spec["threads"], spec["copy_mib"], spec["repeat"])
+    if spec["peer"] == "sgemm":
+        return _sgemm_rates(spec["threads"], spec["repeat"])
     case = spec["case"]
     inputs = _inputs(case)
     fn, version = _peer_fn(spec["peer"], case, inputs, spec["xml"], spec["threads"])
@@ -560,6 +689,9 @@ def _shape(shape) -> str:
 
 
 def _describe(case: dict) -> str:
+    if case["kind"] == "deform_conv":
+        return (f"X {_shape(case['x'])}, W {_shape(case['w'])}, pads 1, "
+                f"{'with' if case['mask'] else 'no'} mask")
     if case["kind"] in AFFINE_KINDS:
         text = f"theta {_shape(case['theta'])}, size {_shape(case['size'])}"
         return text if case["kind"] == "affine_grid" else f"AffineGrid ({text}) -> GridSample X {_shape(case['x'])}, {case['mode']}"
@@ -656,6 +788,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"copy bandwidth: failed ({copy.get('error')})", flush=True)
 
+        sgemm = None
+        if any(c["kind"] == "deform_conv" for c in cases):
+            sgemm = _run_worker({"peer": "sgemm", "threads": threads, "repeat": repeat}, None, timeout)
+            if sgemm.get("ok"):
+                print(f"SGEMM {'x'.join(map(str, SGEMM_SHAPE))}: numpy {sgemm['numpy_GFLOPs']:.0f} GFLOP/s, "
+                      f"OpenVINO MatMul {sgemm['openvino_GFLOPs']:.0f} GFLOP/s", flush=True)
+
         for case in cases:
             xml = tmp_path / (case["name"].replace("/", "_") + ".xml")
             _write_ir(case, xml)
@@ -679,6 +818,15 @@ def main(argv: list[str] | None = None) -> int:
                 base = ours["timing"]["median_ms"]
                 row["ratio_peer_over_irgrid"] = {p: r["timing"]["median_ms"] / base for p, r in row["peers"].items()
                                                  if p != "irgrid" and r.get("ok")}
+                if case["kind"] == "deform_conv":
+                    from irgrid.ops.deform_conv import tile_points
+
+                    rows = math.prod(case["w"][1:])
+                    points = math.prod(case["x"][2:])
+                    row["irgrid_GFLOPs"] = _deform_flops(case) / (base / 1e3) / 1e9
+                    row["column_buffer_MiB"] = rows * tile_points(rows, points, 4) * 4 / 2**20
+                    if sgemm and sgemm.get("ok"):
+                        row["fraction_of_sgemm"] = row["irgrid_GFLOPs"] / sgemm["GFLOPs"]
                 if case["kind"] == "grid_sample":
                     moved = _bytes_moved(case)
                     row["bytes_moved"] = moved
@@ -710,8 +858,8 @@ def main(argv: list[str] | None = None) -> int:
                                                / prow["ACTIVE"]["timing"]["median_ms"])
 
     elapsed = time.perf_counter() - started
-    report = {"header": header, "copy_bandwidth": copy, "results": results, "omp_wait_policy": policy_rows,
-              "elapsed_s": elapsed}
+    report = {"header": header, "copy_bandwidth": copy, "sgemm": sgemm, "results": results,
+              "omp_wait_policy": policy_rows, "elapsed_s": elapsed}
     _print_tables(report, available)
     text = json.dumps(report, indent=2)
     print("\nJSON:")
@@ -773,6 +921,15 @@ def _print_tables(report: dict, available: dict) -> None:
           "max|diff|: largest |peer - irgrid| over the peers.")
     print(f"*: other processes used more than {BUSY_PCT:g}% of the machine during that measurement, even after "
           "retries (see background_cpu_pct in the JSON).")
+    deform = [r for r in report["results"] if "irgrid_GFLOPs" in r]
+    if deform:
+        sgemm = report.get("sgemm") or {}
+        print(f"\nDeformConv: irgrid GFLOP/s and its fraction of the best SGEMM rate of this run "
+              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); im2col column buffer (peak extra memory):")
+        for r in deform:
+            frac = r.get("fraction_of_sgemm")
+            print(f"  {r['case']:<32} {r['irgrid_GFLOPs']:7.1f} GFLOP/s  {(f'{100 * frac:.0f}%' if frac else '-'):>5} "
+                  f"of SGEMM  column buffer {r['column_buffer_MiB']:.1f} MiB")
     tiny = next((r for r in report["results"] if r["case"] == "grid_sample/tiny"), None)
     if tiny:
         print("\nPer-call overhead (GridSample on X 1x1x4x4, grid 1x2x2x2):")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -21,8 +22,18 @@ from ..memory import allocate
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
 from ..threads import get_num_threads, validate_threads
-from .describe import describe_plan, format_plan
+from .describe import describe_plan, format_plan, step_kernel
 from .fusion import FusionPlan, plan_fusions
+
+
+@dataclass(frozen=True)
+class LayerTime:
+    """One layer's share of a profiled run."""
+
+    name: str
+    type: str
+    kernel: str
+    seconds: float
 
 
 @dataclass
@@ -125,14 +136,27 @@ class CompiledModel:
         with self._lock:
             return self._run(inputs)
 
-    def _run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> "OrderedDict[str, np.ndarray]":
+    def infer_profiled(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]
+                       ) -> tuple["OrderedDict[str, np.ndarray]", list[LayerTime]]:
+        """Run the model and time each step (benchmark_app's -pc): the outputs, and per step its layer
+        name, type, kernel and seconds."""
+        timings: list[LayerTime] = []
+        with self._lock:
+            return self._run(inputs, timings), timings
+
+    def _run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+             timings: list[LayerTime] | None = None) -> "OrderedDict[str, np.ndarray]":
         values = self._feed(inputs)
         fed = list(values.values())
         values.update(self._constants)
         ctx_threads = self.threads or get_num_threads()
         for step in self._steps:
             args = [values[key] for key in step.inputs]
+            start = time.perf_counter()
             results = run_layer(step.layer, args, RunContext(ctx_threads, step.out), step.types)
+            if timings is not None:
+                timings.append(LayerTime(step.layer.name, step.layer.type, step_kernel(step),
+                                         time.perf_counter() - start))
             for index, value in enumerate(results):
                 values[(step.layer.id, index)] = value
             for key in step.release:

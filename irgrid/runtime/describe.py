@@ -19,8 +19,17 @@ from ..registry import TensorInfo
 from .fusion import FUSED_KERNEL, FusionPlan
 
 # The Cython entry point each kernel operator runs (other operators run numpy code).
+_DEFORM = "deform_columns.deformable_columns + GEMM"
 KERNELS = {"GridSample": "sampling.grid_sample", "AffineGrid": "affine_grid_kernel.affine_grid",
-           "ExperimentalDetectronPriorGridGenerator": "prior_boxes.prior_grid"}
+           "ExperimentalDetectronPriorGridGenerator": "prior_boxes.prior_grid",
+           "DeformableConvolution": _DEFORM, "DeformConv": _DEFORM, "Convolution": _DEFORM}
+
+
+def step_kernel(step) -> str:
+    """What runs a plan step: the fused kernel, a Cython entry point, or numpy."""
+    if step.fused:
+        return FUSED_KERNEL
+    return KERNELS.get(step.layer.type, "Cython" if step.layer.op.kernel else "numpy")
 
 
 def _nbytes(info: TensorInfo | None) -> int | None:
@@ -57,9 +66,7 @@ def describe_plan(model: Model, infos: dict[Key, TensorInfo], constants: set[Key
                        outputs=[_output(infos.get(k), "constant") for k in keys])
         else:
             number, step = by_layer[layer_id]
-            row.update(status="step", step=number,
-                       kernel=FUSED_KERNEL if step.fused else KERNELS.get(layer.type, "Cython" if layer.op.kernel
-                                                                          else "numpy"),
+            row.update(status="step", step=number, kernel=step_kernel(step),
                        outputs=[_output(infos.get(k), "preallocated" if buffer is not None else "fresh")
                                 for k, buffer in zip(keys, step.out)])
             if step.fused:
