@@ -12,6 +12,8 @@ Oracles (none of them is irgrid):
   skipped cleanly otherwise, and not counted as coverage);
 - f16 and bf16 thetas against onnxruntime at f32 on the same (exactly representable) values, within
   the output type's rounding.
+- OpenVINO reading the IR with irgrid's extension, against onnxruntime (f32; OpenVINO hands the op
+  f32 theta and an i32 size).
 
 Tolerances: f64 rtol 1e-12 (atol 1e-12: coordinates are O(1), sums of three products); f32 rtol 1e-6
 with atol 1e-6 (a few ulp of values up to ~4); f16 and bf16 half an ulp of the output type relative
