@@ -252,3 +252,27 @@ def test_offset_groups_must_divide_channels_and_kernel_shape_must_match():
     assert info.value.input == 1
     with pytest.raises(irgrid.LayerAttributeError, match="strides needs 2"):
         spec.infer(spec.parse_attrs({"strides": [1, 1, 1]}), infos[:2] + [irgrid.registry.TensorInfo((1, 18, 3, 3), "f32")])
+
+
+def test_concurrent_calls_from_python_threads():
+    """Two Python threads convolving at once (the cached OpenVINO MatMul is shared) get the serial
+    results."""
+    import threading
+
+    arrays, _ = _threads_case()
+    geometry = Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
+    kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4,
+                  threads=1)
+    want = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
+    results = [None] * 4
+
+    def work(index):
+        results[index] = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(len(results))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    for got in results:
+        assert np.array_equal(got, want)
