@@ -16,42 +16,7 @@ import pytest
 from lxml import etree
 
 import irgrid
-from oracles import save_ov
-
-
-def run_both(model: ov.Model, inputs: list[np.ndarray], tmp_path, ov_run, edit=None):
-    """Save `model`, optionally edit its XML, run it in OpenVINO and irgrid; returns (ov, irgrid) lists."""
-    path = save_ov(model, tmp_path)
-    if edit is not None:
-        root = etree.fromstring(path.read_bytes())
-        edit(root)
-        path.write_bytes(etree.tostring(root))
-    expected = ov_run(str(path), inputs)
-    assert irgrid.check_model(path) == []
-    compiled = irgrid.compile_model(path)
-    names = [p.get_friendly_name() for p in model.get_parameters()]
-    got = compiled(dict(zip(names, inputs)))
-    assert list(got) == [out.get_any_name() for out in model.outputs]
-    return expected, list(got.values())
-
-
-def assert_same(expected: list[np.ndarray], got: list[np.ndarray], rtol: float = 0.0) -> None:
-    assert len(expected) == len(got)
-    for e, g in zip(expected, got):
-        assert g.shape == e.shape, (g.shape, e.shape)
-        if rtol:
-            np.testing.assert_allclose(g, e, rtol=rtol, atol=0)
-        else:
-            np.testing.assert_array_equal(g, e)
-
-
-def named(node, name: str):
-    node.output(0).get_tensor().set_names({name})
-    return node
-
-
-def rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
+from oracles import assert_same, named, rng, run_both, save_ov
 
 
 # ---------------------------------------------------------------------------------------------

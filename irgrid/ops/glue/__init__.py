@@ -1,2 +1,3 @@
 """Glue layers, computed with numpy, so the graphs around the grid operators run."""
-from . import arithmetic, convert, data_movement, io, reshape  # noqa: F401
+from . import (arithmetic, comparison, convert, data_movement, elementwise, expand, io, matmul, range,  # noqa: F401
+               reduction, reshape, select, slicing, split)

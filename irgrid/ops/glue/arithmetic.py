@@ -1,29 +1,19 @@
-"""Add, Subtract, Multiply, Divide with OpenVINO's `auto_broadcast` (numpy or none)."""
-from __future__ import annotations
+"""Add, Subtract, Multiply, Divide, Minimum, Maximum and Power with OpenVINO's `auto_broadcast`.
 
-from typing import Callable
+Minimum and Maximum choose as OpenVINO's CPU plugin (x86 minps/maxps): `a if a < b else b` and
+`a if a > b else b`, so a NaN in `a` gives `b`, a NaN in `b` gives NaN, and min(-0, 0) is 0 (the spec
+is silent; OpenVINO's reference implementation picks the other operand in those cases).
+Integer Power is exact integer exponentiation (wrapping like the other integer ops); a negative
+exponent gives the truncated quotient 1 / a^-e (0 unless a is 1 or -1), as OpenVINO's reference
+implementation (its CPU plugin computes integer powers in f32, exact only below 2^24).
+"""
+from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ShapeError
-from ...ir.dims import format_shape
 from ...ir.attributes import Attr
-from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from ..common import broadcast
-
-_BROADCAST = Attr("auto_broadcast", "str", "numpy", choices={"numpy": "numpy", "none": "none"})
-
-
-def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
-    a, b = inputs
-    if a.element_type != b.element_type:
-        raise ShapeError(f"inputs have different element types {a.element_type} and {b.element_type}",
-                         input=1)
-    if attrs["auto_broadcast"] == "none":
-        if a.rank != b.rank or any(x is not None and y is not None and x != y for x, y in zip(a.shape, b.shape)):
-            raise ShapeError(f"auto_broadcast=none needs equal shapes, got {format_shape(a.shape)} "
-                             f"and {format_shape(b.shape)}", input=1)
-    return [TensorInfo(broadcast(a.shape, b.shape), a.element_type)]
+from ...registry import Attrs
+from .broadcasting import register_binary
 
 
 def _integer_divide(a: np.ndarray, b: np.ndarray, python_division: bool) -> np.ndarray:
@@ -42,17 +32,29 @@ def _divide(attrs: Attrs, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(a, b)
 
 
-def _register(type_: str, fn: Callable[[Attrs, np.ndarray, np.ndarray], np.ndarray], attrs=()) -> None:
-    def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-        a, b = inputs
-        with np.errstate(all="ignore"):
-            return [np.asarray(fn(attrs, a, b), dtype=a.dtype)]
+def _integer_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = np.broadcast_arrays(a, b)
+    powers = np.power(a, np.maximum(b, 0).astype(b.dtype))
+    if b.dtype.kind == "u" or not np.any(b < 0):
+        return powers
+    # 1 / a^k truncated toward zero: +-1 for a = +-1, else 0 (also for a = 0, where OpenVINO converts
+    # pow(0, -k) = inf to an integer: undefined behaviour in C++).
+    inverse = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(a.dtype)
+    return np.where(b < 0, inverse, powers)
 
-    register(OpSpec(type=type_, versions=("opset1",), inputs=(2, 2), attrs=(_BROADCAST, *attrs),
-                    infer=_infer, run=run, summary=f"Element-wise {type_.lower()} (numpy)."))
+
+def _power(attrs: Attrs, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        return _integer_power(a, b)
+    if a.dtype == np.float16:  # one rounding, from f32, as OpenVINO
+        return np.power(a.astype(np.float32), b.astype(np.float32))
+    return np.power(a, b)
 
 
-_register("Add", lambda attrs, a, b: np.add(a, b))
-_register("Subtract", lambda attrs, a, b: np.subtract(a, b))
-_register("Multiply", lambda attrs, a, b: np.multiply(a, b))
-_register("Divide", _divide, (Attr("m_pythondiv", "bool", True),))
+register_binary("Add", lambda attrs, a, b: np.add(a, b), "Element-wise add (numpy).")
+register_binary("Subtract", lambda attrs, a, b: np.subtract(a, b), "Element-wise subtract (numpy).")
+register_binary("Multiply", lambda attrs, a, b: np.multiply(a, b), "Element-wise multiply (numpy).")
+register_binary("Divide", _divide, "Element-wise divide (numpy).", attrs=(Attr("m_pythondiv", "bool", True),))
+register_binary("Minimum", lambda attrs, a, b: np.where(a < b, a, b), "Element-wise minimum.")
+register_binary("Maximum", lambda attrs, a, b: np.where(a > b, a, b), "Element-wise maximum.")
+register_binary("Power", _power, "Element-wise a to the power b (exact for integers).")

@@ -1,0 +1,71 @@
+"""Element-wise layers over broadcast inputs (OpenVINO's `auto_broadcast`: numpy or none).
+
+One registration path serves the arithmetic, comparison and logical binary layers (and Select's
+shape rule): operands of one element type, broadcast with numpy's rules over dims that may be
+unknown, an output of the operands' type or a fixed one (boolean for comparisons).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...errors import ShapeError
+from ...ir import element_types
+from ...ir.attributes import Attr
+from ...ir.dims import Shape, format_shape
+from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
+from ..common import array_infos, broadcast
+
+AUTO_BROADCAST = Attr("auto_broadcast", "str", "numpy", choices={"numpy": "numpy", "none": "none"})
+
+BinaryFn = Callable[[Attrs, np.ndarray, np.ndarray], np.ndarray]
+
+
+def broadcast_infos(attrs: Attrs, inputs: Sequence[TensorInfo], first: int = 0) -> Shape:
+    """The output shape of `inputs` (input indices start at `first`) under `auto_broadcast`."""
+    shape = inputs[0].shape
+    for index, info in enumerate(inputs[1:], start=first + 1):
+        if attrs["auto_broadcast"] == "none":
+            if len(shape) != len(info.shape) or any(x is not None and y is not None and x != y
+                                                    for x, y in zip(shape, info.shape)):
+                raise ShapeError(f"auto_broadcast=none needs equal shapes, got {format_shape(shape)} "
+                                 f"and {format_shape(info.shape)}", input=index)
+        try:
+            shape = broadcast(shape, info.shape)
+        except ShapeError as exc:
+            raise ShapeError(exc.reason, input=index) from None
+    return shape
+
+
+def same_element_type(inputs: Sequence[TensorInfo], first: int = 0) -> str:
+    """The operands' common element type; a ShapeError names the first operand that differs."""
+    for index, info in enumerate(inputs[1:], start=first + 1):
+        if info.element_type != inputs[0].element_type:
+            raise ShapeError(f"element type {info.element_type} differs from input {first}'s "
+                             f"{inputs[0].element_type}", input=index)
+    return inputs[0].element_type
+
+
+def register_binary(type_: str, fn: BinaryFn, summary: str, *, attrs: tuple[Attr, ...] = (),
+                    result_type: str | None = None, operand_types: tuple[str, ...] | None = None,
+                    versions: tuple[str, ...] = ("opset1",)) -> None:
+    """Register a binary layer computing `fn(attrs, a, b)` (numpy errors silenced: IEEE results).
+
+    result_type: the output's element type (None: the operands'); operand_types: the types allowed.
+    """
+    def infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
+        element_type = same_element_type(inputs)
+        if operand_types is not None and element_type not in operand_types:
+            raise ShapeError(f"{type_} takes {' or '.join(operand_types)} operands, got {element_type}", input=0)
+        return [TensorInfo(broadcast_infos(attrs, inputs), result_type or element_type)]
+
+    def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+        infer(attrs, array_infos(inputs))  # inference skips inputs of unknown rank: check them here
+        a, b = inputs
+        dtype = element_types.numpy_dtype(result_type) if result_type else a.dtype
+        with np.errstate(all="ignore"):
+            return [np.asarray(fn(attrs, a, b), dtype=dtype)]
+
+    register(OpSpec(type=type_, versions=versions, inputs=(2, 2), attrs=(AUTO_BROADCAST, *attrs),
+                    infer=infer, run=run, summary=summary))

@@ -1,0 +1,52 @@
+"""MatMul-1: batched matrix product with numpy's rules for 1-D operands and batch broadcasting.
+
+transpose_a / transpose_b swap the two innermost dims of an operand of rank >= 2; a 1-D operand is
+a row (a) or column (b) vector whatever they say, and its unit dim is dropped from the output.
+f16 is multiplied in f32 and rounded once, as OpenVINO's CPU plugin.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ShapeError
+from ...ir.attributes import Attr
+from ...ir.dims import format_shape
+from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
+from ..common import array_infos, broadcast, merge_dim
+from .broadcasting import same_element_type
+
+
+def _matrix(shape: tuple, transpose: bool, index: int) -> tuple:
+    if not shape:
+        raise ShapeError("MatMul operands must have rank >= 1, got a scalar", input=index)
+    if len(shape) == 1:
+        return (1, shape[0]) if index == 0 else (shape[0], 1)
+    return shape[:-2] + (shape[-1], shape[-2]) if transpose else shape
+
+
+def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
+    a, b = inputs
+    element_type = same_element_type(inputs)
+    ma, mb = _matrix(a.shape, attrs["transpose_a"], 0), _matrix(b.shape, attrs["transpose_b"], 1)
+    merge_dim(ma[-1], mb[-2], f"inner dims of {format_shape(a.shape)} and {format_shape(b.shape)} differ", 1)
+    try:
+        batch = broadcast(ma[:-2], mb[:-2])
+    except ShapeError as exc:
+        raise ShapeError(f"batch dims: {exc.reason}", input=1) from None
+    rows = () if len(a.shape) == 1 else (ma[-2],)
+    cols = () if len(b.shape) == 1 else (mb[-1],)
+    return [TensorInfo(batch + rows + cols, element_type)]
+
+
+def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+    _infer(attrs, array_infos(inputs))
+    a, b = (np.swapaxes(x, -1, -2) if flag and x.ndim >= 2 else x
+            for x, flag in zip(inputs, (attrs["transpose_a"], attrs["transpose_b"])))
+    if a.dtype == np.float16:
+        return [np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)]
+    return [np.matmul(a, b)]
+
+
+register(OpSpec(type="MatMul", versions=("opset1",), inputs=(2, 2),
+                attrs=(Attr("transpose_a", "bool", False), Attr("transpose_b", "bool", False)),
+                infer=_infer, run=_run, summary="Matrix product (transpose_a/b, 1-D operands, batch broadcasting)."))
