@@ -27,6 +27,7 @@ from libc.math cimport NAN
 
 from interpolation cimport (
     MAX_TAPS, MAX_RANK, PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, clamp_coordinate, guarded_floor,
+    outer_product_taps,
 )
 
 cdef enum Boundary:
@@ -117,9 +118,7 @@ cdef void sample_columns(const floating* x, const floating* offsets, const float
     cdef Py_ssize_t dim_n[MAX_RANK]
     cdef Py_ssize_t kidx[MAX_RANK]
     cdef Py_ssize_t n = stop - start, max_taps = 1 << rank
-    cdef Py_ssize_t i, d, k, c, e, j, q, dn, count, rest, channel
-    cdef Py_ssize_t* off
-    cdef floating* wt
+    cdef Py_ssize_t i, d, k, c, q, count, rest, channel
     cdef floating pos, weight
     cdef PointStatus status
     cdef const floating* xc
@@ -156,20 +155,8 @@ cdef void sample_columns(const floating* x, const floating* offsets, const float
                 tap_n[i] = -1 if status == POINT_NAN else 0
                 continue
             weight = mask[(group * kernel_size + k) * points + start + i] if has_mask else 1
-            # Outer product of the per-dim taps, outermost dim major, expanded in place from the back.
-            off = tap_off + i * max_taps
-            wt = tap_w + i * max_taps
-            off[0] = 0
-            wt[0] = weight
-            count = 1
-            for d in range(rank):
-                dn = dim_n[d]
-                for e in range(count - 1, -1, -1):
-                    for j in range(dn - 1, -1, -1):
-                        off[e * dn + j] = off[e] + dim_off[2 * d + j]
-                        wt[e * dn + j] = wt[e] * dim_w[2 * d + j]
-                count *= dn
-            tap_n[i] = count
+            tap_n[i] = outer_product_taps(dim_off, dim_w, dim_n, rank, 2, weight, tap_off + i * max_taps,
+                                          tap_w + i * max_taps)
         for c in range(group_channels):
             channel = group * group_channels + c
             xc = x + channel * plane

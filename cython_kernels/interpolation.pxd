@@ -214,3 +214,22 @@ cdef inline PointStatus dim_taps(floating g, Py_ssize_t length, Py_ssize_t strid
             n += 1
     count[0] = n
     return POINT_OK if n > 0 else POINT_ZERO
+
+
+cdef inline Py_ssize_t outer_product_taps(const Py_ssize_t* dim_off, const floating* dim_w, const Py_ssize_t* dim_n,
+                                          Py_ssize_t rank, Py_ssize_t dim_stride, floating scale,
+                                          Py_ssize_t* off, floating* wt) noexcept nogil:
+    """A point's taps from its per-dim taps (dim k's at dim_off/dim_w + k * dim_stride, dim_n[k] of
+    them): the outer product, outermost dim major, expanded in place from the back, weights times
+    `scale`. Returns the tap count."""
+    cdef Py_ssize_t k, e, j, dn, count = 1
+    off[0] = 0
+    wt[0] = scale
+    for k in range(rank):
+        dn = dim_n[k]
+        for e in range(count - 1, -1, -1):
+            for j in range(dn - 1, -1, -1):
+                off[e * dn + j] = off[e] + dim_off[dim_stride * k + j]
+                wt[e * dn + j] = wt[e] * dim_w[dim_stride * k + j]
+        count *= dn
+    return count

@@ -17,7 +17,7 @@ from libc.math cimport NAN
 
 from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
-    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps,
+    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps,
 )
 
 cdef extern from *:
@@ -61,7 +61,7 @@ cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_
     cdef Py_ssize_t tap_off[MAX_TAPS]
     cdef floating tap_w[MAX_TAPS]
     cdef Py_ssize_t tap_n[MAX_TAPS]
-    cdef Py_ssize_t n = stop - start, i, k, j, e, c, t, count, dn
+    cdef Py_ssize_t n = stop - start, i, k, c, count
     cdef Py_ssize_t* off
     cdef floating* wt
     cdef PointStatus status
@@ -83,20 +83,8 @@ cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_
         if status != POINT_OK:
             tap_n[i] = -1 if status == POINT_NAN else 0
             continue
-        # Outer product of the per-dim taps, outermost dim major, expanded in place from the back.
-        off = tap_off + i * max_taps
-        wt = tap_w + i * max_taps
-        off[0] = 0
-        wt[0] = 1
-        count = 1
-        for k in range(rank):
-            dn = dim_n[k]
-            for e in range(count - 1, -1, -1):
-                for j in range(dn - 1, -1, -1):
-                    off[e * dn + j] = off[e] + dim_off[4 * k + j]
-                    wt[e * dn + j] = wt[e] * dim_w[4 * k + j]
-            count *= dn
-        tap_n[i] = count
+        tap_n[i] = outer_product_taps(dim_off, dim_w, dim_n, rank, 4, 1, tap_off + i * max_taps,
+                                      tap_w + i * max_taps)
     for c in range(channels):
         xc = x + (batch_index * channels + c) * plane
         yc = y + (batch_index * channels + c) * points + start
