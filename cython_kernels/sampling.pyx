@@ -17,32 +17,11 @@ from libc.math cimport NAN
 
 from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
-    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps,
+    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps, weighted_sum,
 )
 
 cdef extern from *:
     void __builtin_prefetch(const void*) noexcept nogil  # GCC and Clang; a hint, never a read
-
-cdef inline floating weighted_sum(const floating* xc, const Py_ssize_t* off, const floating* wt,
-                                  Py_ssize_t count) noexcept nogil:
-    """Sum of wt[t] * xc[off[t]] in four interleaved partial sums (t mod 4), combined pairwise: a
-    fixed order, with a dependency chain a quarter as long as a single running sum."""
-    cdef floating a0 = 0, a1 = 0, a2 = 0, a3 = 0
-    cdef Py_ssize_t t = 0
-    while t + 4 <= count:
-        a0 = a0 + wt[t] * xc[off[t]]
-        a1 = a1 + wt[t + 1] * xc[off[t + 1]]
-        a2 = a2 + wt[t + 2] * xc[off[t + 2]]
-        a3 = a3 + wt[t + 3] * xc[off[t + 3]]
-        t += 4
-    if t < count:
-        a0 = a0 + wt[t] * xc[off[t]]
-    if t + 1 < count:
-        a1 = a1 + wt[t + 1] * xc[off[t + 1]]
-    if t + 2 < count:
-        a2 = a2 + wt[t + 2] * xc[off[t + 2]]
-    return (a0 + a1) + (a2 + a3)
-
 
 cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_ssize_t channels,
                        Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides,
