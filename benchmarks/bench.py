@@ -36,8 +36,8 @@ Method
   onnxruntime runs a one-node DeformConv-19 model, torch (when torchvision is importable)
   torchvision.ops.deform_conv2d. Reported: GFLOP/s (2 * oC * C/group * K multiply-adds per output
   point, over irgrid's median time), that as a fraction of the SGEMM rate measured in the same run
-  (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's
-  im2col column buffer (its peak extra memory besides inputs and output).
+  (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's peak
+  extra memory besides inputs and output (the im2col tile, at most 64 MiB, and its GEMM result).
 - Each peer's output is compared with irgrid's (max |diff| column).
 - Other processes on the machine skew timings: each measurement records the CPU share other
   processes used meanwhile (/proc/stat busy time minus this process's CPU time; VM steal time is
@@ -824,7 +824,8 @@ def main(argv: list[str] | None = None) -> int:
                     rows = math.prod(case["w"][1:])
                     points = math.prod(case["x"][2:])
                     row["irgrid_GFLOPs"] = _deform_flops(case) / (base / 1e3) / 1e9
-                    row["column_buffer_MiB"] = rows * tile_points(rows, points, 4) * 4 / 2**20
+                    # The im2col tile and the GEMM's result for it (one group: oC rows).
+                    row["extra_memory_MiB"] = (rows + case["w"][0]) * tile_points(rows, points, 4) * 4 / 2**20
                     if sgemm and sgemm.get("ok"):
                         row["fraction_of_sgemm"] = row["irgrid_GFLOPs"] / sgemm["GFLOPs"]
                 if case["kind"] == "grid_sample":
@@ -925,11 +926,11 @@ def _print_tables(report: dict, available: dict) -> None:
     if deform:
         sgemm = report.get("sgemm") or {}
         print(f"\nDeformConv: irgrid GFLOP/s and its fraction of the best SGEMM rate of this run "
-              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); im2col column buffer (peak extra memory):")
+              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); peak extra memory (im2col tile + its GEMM result):")
         for r in deform:
             frac = r.get("fraction_of_sgemm")
             print(f"  {r['case']:<32} {r['irgrid_GFLOPs']:7.1f} GFLOP/s  {(f'{100 * frac:.0f}%' if frac else '-'):>5} "
-                  f"of SGEMM  column buffer {r['column_buffer_MiB']:.1f} MiB")
+                  f"of SGEMM  extra memory {r['extra_memory_MiB']:.1f} MiB")
     tiny = next((r for r in report["results"] if r["case"] == "grid_sample/tiny"), None)
     if tiny:
         print("\nPer-call overhead (GridSample on X 1x1x4x4, grid 1x2x2x2):")

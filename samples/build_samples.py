@@ -28,6 +28,14 @@ samples/<name>/model.xml` picks up the inputs.npz beside the model.
       GridSample irgrid1, mode linear (trilinear), padding zeros, align_corners=false
   Verified: irgrid equals a float64 numpy trilinear reference and onnxruntime's GridSample-20
   (3-D linear) fed the same normalised grid.
+- dcn_block: a DCNv2 block (modulated deformable convolution), built with the OpenVINO Python API:
+      conv = Convolution(features, 27x32x3x3, pads 1) + bias
+      offsets, logits = VariadicSplit(conv, axis 1, [18, 9]);  mask = Sigmoid(logits)
+      out = Relu(DeformableConvolution-8(features, offsets, 32x32x3x3, mask, pads 1,
+                                         bilinear_interpolation_pad=true))
+  with zero-padded bilinear sampling, as the DCNv2 implementations (and ONNX DeformConv) sample.
+  Verified: irgrid equals OpenVINO (f32 hint) on the same IR and onnxruntime running the same block
+  as ONNX (Conv, Split, Sigmoid, DeformConv-19, Relu), within 1e-4.
 - spatial_transformer: a spatial transformer as PyTorch users write it (Jaderberg et al.; the
   PyTorch tutorial's `stn`), exported the way OpenVINO's converter lowers it:
       flat  = Reshape(image, [N, -1])                       # xs.view(N, -1)
@@ -62,6 +70,9 @@ PRIOR_STRIDE = 32.0
 FLOW_H, FLOW_W = 96, 128
 # volume_warp
 VOL_D, VOL_H, VOL_W = 24, 32, 32
+# dcn_block: a DCNv2 block, 2-D
+DCN_SHAPE = (1, 32, 48, 64)  # (N, C, H, W); H != W so that a y/x mix-up shows
+DCN_TAPS = 9  # 3x3 kernels
 # spatial_transformer: a batch of two images, H != W
 STN_N, STN_H, STN_W = 2, 48, 64
 
@@ -231,6 +242,38 @@ def build_volume_warp(out: Path) -> None:
     np.savez_compressed(out / "inputs.npz", volume=volume_np, displacement=disp_np)
 
 
+def _dcn_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seeded (offset-and-mask conv weights, its bias, deformable conv weights)."""
+    rng = np.random.default_rng(SEED + 3)
+    c = DCN_SHAPE[1]
+    # Offsets of about 1-2 pixels from unit-variance features: std 0.1 over 9 * C inputs.
+    conv_w = rng.normal(0, 0.1, (3 * DCN_TAPS, c, 3, 3)).astype(np.float32)
+    conv_b = rng.normal(0, 0.5, 3 * DCN_TAPS).astype(np.float32)
+    deform_w = rng.normal(0, (2.0 / (c * DCN_TAPS)) ** 0.5, (c, c, 3, 3)).astype(np.float32)
+    return conv_w, conv_b, deform_w
+
+
+def build_dcn_block(out: Path) -> None:
+    import openvino as ov
+    import openvino.opset1 as ops1
+    import openvino.opset8 as ops8
+
+    conv_w, conv_b, deform_w = _dcn_weights()
+    features = ops1.parameter(list(DCN_SHAPE), np.float32, name="features")
+    conv = ops1.add(ops1.convolution(features, ops1.constant(conv_w), [1, 1], [1, 1], [1, 1], [1, 1]),
+                    ops1.constant(conv_b.reshape(1, -1, 1, 1)))
+    offsets, logits = ops1.variadic_split(conv, ops1.constant(np.int64(1)),
+                                          ops1.constant(np.array([2 * DCN_TAPS, DCN_TAPS], np.int64))).outputs()
+    deformed = ops8.deformable_convolution(features, offsets, ops1.constant(deform_w), [1, 1], [1, 1], [1, 1],
+                                           [1, 1], mask=ops1.sigmoid(logits), bilinear_interpolation_pad=True)
+    relu = ops1.relu(deformed)
+    relu.output(0).get_tensor().set_names({"dcn_out"})
+    out.mkdir(parents=True, exist_ok=True)
+    ov.save_model(ov.Model([relu], [features], "dcn_block"), str(out / "model.xml"), compress_to_fp16=False)
+    rng = np.random.default_rng(SEED + 4)
+    np.savez_compressed(out / "inputs.npz", features=rng.standard_normal(DCN_SHAPE).astype(np.float32))
+
+
 def _stn_weights(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """fc_loc's weights (features, 6) and bias (6,): a 10-degree rotation zoomed by 1.15, moved
     slightly by the image (weights small against 3 * 48 * 64 features in [0, 1])."""
@@ -267,7 +310,7 @@ def build_spatial_transformer(out: Path) -> None:
 
 
 BUILDERS = {"prior_grid": build_prior_grid, "flow_warp": build_flow_warp, "volume_warp": build_volume_warp,
-            "spatial_transformer": build_spatial_transformer}
+            "dcn_block": build_dcn_block, "spatial_transformer": build_spatial_transformer}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,6 +418,12 @@ def verify(name: str, out: Path) -> list[str]:
         ort = _run_onnxruntime_grid_sample(inputs["volume"], pix)
         if ort is not None:
             failures += _compare("irgrid vs onnxruntime GridSample-20 (3-D linear)", ours, ort, 1e-5)
+    elif name == "dcn_block":
+        failures += _compare("irgrid vs OpenVINO DeformableConvolution-8 (f32)", ours, _run_openvino(xml, inputs),
+                             1e-4)
+        ort = _run_onnxruntime_dcn_block(inputs["features"])
+        if ort is not None:
+            failures += _compare("irgrid vs onnxruntime DeformConv-19 block", ours, ort, 1e-4)
     elif name == "spatial_transformer":
         failures += _verify_spatial_transformer(xml, inputs, ours)
     failures += _check_cli(xml)
@@ -398,6 +447,32 @@ def _run_onnxruntime_grid_sample(volume: np.ndarray, pix: np.ndarray) -> np.ndar
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run(None, {"X": volume, "grid": grid})[0]
+
+
+def _run_onnxruntime_dcn_block(features: np.ndarray) -> np.ndarray | None:
+    """The same block as ONNX (Conv, Split, Sigmoid, DeformConv-19, Relu) on onnxruntime."""
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("  onnxruntime not importable: skipped")
+        return None
+    conv_w, conv_b, deform_w = _dcn_weights()
+    nodes = [helper.make_node("Conv", ["features", "conv_w", "conv_b"], ["conv"], pads=[1, 1, 1, 1]),
+             helper.make_node("Split", ["conv", "split"], ["offsets", "logits"], axis=1),
+             helper.make_node("Sigmoid", ["logits"], ["mask"]),
+             helper.make_node("DeformConv", ["features", "deform_w", "offsets", "", "mask"], ["deformed"],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["deformed"], ["dcn_out"])]
+    initializers = [numpy_helper.from_array(a, n) for a, n in
+                    ((conv_w, "conv_w"), (conv_b, "conv_b"), (deform_w, "deform_w"),
+                     (np.array([2 * DCN_TAPS, DCN_TAPS], np.int64), "split"))]
+    graph = helper.make_graph(nodes, "dcn_block",
+                              [helper.make_tensor_value_info("features", TensorProto.FLOAT, DCN_SHAPE)],
+                              [helper.make_tensor_value_info("dcn_out", TensorProto.FLOAT, None)], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"features": features})[0]
 
 
 def _verify_spatial_transformer(xml: Path, inputs: dict[str, np.ndarray], ours: np.ndarray) -> list[str]:

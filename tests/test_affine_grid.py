@@ -31,6 +31,7 @@ import irgrid
 from irgrid.builder import IRBuilder
 from irgrid.errors import ShapeError
 from irgrid.registry import TensorInfo, find
+from oracles import onnx_backend_cases
 
 TOL = {"f64": {"rtol": 1e-12, "atol": 1e-12}, "f32": {"rtol": 1e-6, "atol": 1e-6}}
 ONNX_TYPES = {"f32": TensorProto.FLOAT, "f64": TensorProto.DOUBLE}
@@ -99,18 +100,7 @@ def random_config(rng, rank: int, with_size_one: bool, n: int | None = None):
 # --------------------------------------------------------------------------------------------
 # ONNX backend node tests
 
-def _backend_cases():
-    import warnings
-
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():  # other operators' generators warn about their own overflows
-        warnings.simplefilter("ignore")
-        cases = collect_testcases(None)
-    return [c for c in cases if any(n.op_type == "AffineGrid" for n in c.model.graph.node)]
-
-
-BACKEND_CASES = _backend_cases()
+BACKEND_CASES = onnx_backend_cases("AffineGrid")
 
 
 def test_all_backend_cases_collected():
