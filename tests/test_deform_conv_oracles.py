@@ -18,35 +18,12 @@ from onnx import TensorProto, helper
 
 import irgrid
 from irgrid.builder import IRBuilder
-from oracles import save_ov
+from oracles import onnx_backend_cases, save_ov
 
 N_ONNX_CASES = 4
 
 
-def _deformconv_backend_cases():
-    """The DeformConv node cases, built by running the onnx package's own generators (the
-    `export*` functions of `onnx.backend.test.case.node.deformconv.DeformConv`) into an empty case
-    list; `collect_testcases(None)` would build every operator's cases (about 10 s) for these 4."""
-    import onnx.backend.test.case.node as node_cases
-    from onnx.backend.test.case.node import deformconv as generators
-
-    saved = (node_cases._TargetOpType, list(node_cases._NodeTestCases), dict(node_cases._existing_names))
-    node_cases._TargetOpType = "DeformConv"
-    node_cases._NodeTestCases.clear()
-    node_cases._existing_names.clear()
-    try:
-        for name in sorted(dir(generators.DeformConv)):
-            if name.startswith("export"):
-                getattr(generators.DeformConv, name)()
-        return list(node_cases._NodeTestCases)
-    finally:
-        node_cases._TargetOpType = saved[0]
-        node_cases._NodeTestCases[:] = saved[1]
-        node_cases._existing_names.clear()
-        node_cases._existing_names.update(saved[2])
-
-
-CASES = _deformconv_backend_cases()
+CASES = onnx_backend_cases("DeformConv")
 
 
 def deform_conv_ir(path, arrays: dict[str, np.ndarray], attrs: dict, element_type: str = "f32"):

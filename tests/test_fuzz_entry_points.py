@@ -19,12 +19,11 @@ _CHILD = textwrap.dedent("""
     from pathlib import Path
     resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
     import numpy as np
-    from lxml import etree
     import irgrid
     from irgrid.cli import main
     from irgrid.ir.element_types import numpy_dtype
     sys.path.insert(0, {tests!r})
-    from test_fuzz_reader import _mutate
+    from test_fuzz_reader import mutated_irs
 
     samples, work, trials = Path({samples!r}), Path({work!r}), {trials}
     report = {{"ok": 0, "irgrid_errors": 0, "cli_runs": 0, "bad": []}}
@@ -68,17 +67,9 @@ _CHILD = textwrap.dedent("""
             report["bad"].append(f"cli {{argv[0]}} exit {{code}}, stderr {{lines[:3]}}")
 
     for sample in ("prior_grid", "flow_warp", "volume_warp"):
-        original = etree.parse(str(samples / sample / "model.xml"))
-        blob = (samples / sample / "model.bin").read_bytes()
         rng = random.Random("entry-" + sample)
         nprng = np.random.default_rng(len(sample))
-        for trial in range(trials):
-            tree = etree.ElementTree(etree.fromstring(etree.tostring(original)))
-            for _ in range(rng.randint(0, 2)):
-                _mutate(tree, rng)
-            xml = work / f"{{sample}}{{trial}}.xml"
-            tree.write(str(xml))
-            xml.with_suffix(".bin").write_bytes(blob if rng.random() < 0.85 else blob[: rng.randrange(len(blob) + 1)])
+        for trial, xml in enumerate(mutated_irs(samples / sample, work, trials, "entry-" + sample, (0, 2))):
             try:
                 model = irgrid.read_model(xml)
                 irgrid.check_model(model)
