@@ -6,8 +6,9 @@
                          compute=ray.data.ActorPoolStrategy(size=2), num_cpus=1, batch_size=8)
 
 runs 2 actors of 1 kernel thread each. `Predictor` is a callable class because Ray Data constructs it
-once per actor: the IR is read, checked and planned once per actor, not once per batch. Each actor runs its kernels with the CPUs Ray gave it
-(`num_cpus`), since several actors share a node and each taking every core would oversubscribe it.
+once per actor: the IR is read, checked and planned once per actor, not once per batch. Each actor runs
+its kernels with the CPUs Ray gave it (`num_cpus`), since several actors share a node and each taking
+every core would oversubscribe it.
 `FileRunner` is what `irgrid batch` maps: rows name input files, and each actor loads, runs and writes
 them itself, so the data never passes through the driver and a bad item becomes a row with its error.
 

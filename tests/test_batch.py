@@ -256,8 +256,8 @@ def test_cluster_address_from_another_process(ray_session, tmp_path):
     _assert_outputs_equal(tmp_path / "out" / "a.npz", irgrid.compile_model(FLOW_WARP)(items["a.npz"]))
 
 
-@pytest.mark.parametrize("case", ["no_input_dir", "output_inside_input", "bad_model", "actors", "threads",
-                                  "clash", "too_many_actors", "too_many_threads"])
+@pytest.mark.parametrize("case", ["no_input_dir", "output_inside_input", "output_is_a_file", "bad_model", "actors",
+                                  "threads", "clash", "too_many_actors", "too_many_threads"])
 def test_usage_and_model_errors_are_one_line_exit_2(case, ray_session, tmp_path, capsys):
     (tmp_path / "in").mkdir()
     np.savez(tmp_path / "in" / "a.npz", x=np.zeros(1))
@@ -266,6 +266,9 @@ def test_usage_and_model_errors_are_one_line_exit_2(case, ray_session, tmp_path,
         extra, fragment = ["--input", tmp_path / "nowhere"], "is not a directory"
     elif case == "output_inside_input":
         extra, fragment = ["--output", tmp_path / "in" / "out"], "must not be inside --input"
+    elif case == "output_is_a_file":
+        (tmp_path / "out").write_text("")
+        fragment = "is a file, not a directory"
     elif case == "bad_model":
         model, fragment = tmp_path / "missing.xml", "ParseError"
     elif case == "actors":
@@ -281,6 +284,8 @@ def test_usage_and_model_errors_are_one_line_exit_2(case, ray_session, tmp_path,
         extra, fragment = ["-nthreads", 3], "no Ray node has that many CPUs (the largest has 2)"
     code, _, err = _batch(capsys, model, "--input", tmp_path / "in", "--output", tmp_path / "out", *extra)
     assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
+    if case not in ("output_is_a_file", "too_many_actors", "too_many_threads"):  # refused before any output
+        assert not (tmp_path / "out").exists()
 
 
 def test_a_failure_inside_ray_is_named_by_its_root_error(ray_session, flow_run, tmp_path):
