@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import math
 import os
 import re
 import zipfile
@@ -163,7 +164,7 @@ def _read_array(stream, size: int, what: str) -> np.ndarray:
     if dtype.hasobject:
         raise InputError(f"{what}: object arrays are not model inputs")
     check_fits(shape, dtype, what=f"input {what}")
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # Python ints: a hostile shape cannot overflow
     if nbytes > size:
         raise InputError(f"{what}: the header declares {nbytes} bytes of data and the file has fewer")
     array = np.empty(shape[::-1] if fortran else shape, dtype)  # C-contiguous; transposed back below
@@ -217,7 +218,7 @@ def node_cpus() -> list[int]:
 def run_files(model: Path, input_dir: Path, output_dir: Path, files: list[str], device: str, threads: int,
               actors: int) -> Iterator[tuple[str, str]]:
     """(file, error) for each of `files` as the actors finish it ("" when it succeeded). Batches are
-    small (at most 16 files, about four per actor) so a slow item holds back few others."""
+    small (about four per actor, at most 16 files each) so a slow item holds back few others."""
     batch_size = max(1, min(16, len(files) // (4 * actors)))
     results = ray.data.from_items([{"file": name} for name in files]).map_batches(
         FileRunner, batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=threads,

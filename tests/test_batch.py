@@ -177,6 +177,8 @@ def test_npy_items_of_a_single_input_model(ray_session, tmp_path, capsys):
     np.save(tmp_path / "in" / "objects.npy", np.array([None, 1], dtype=object), allow_pickle=True)
     header_only = (tmp_path / "in" / "n0.npy").read_bytes()[:128]  # declares 512 bytes of data, has none
     (tmp_path / "in" / "header_only.npy").write_bytes(header_only)
+    with open(tmp_path / "in" / "huge.npy", "wb") as huge:  # a header declaring 2**80 floats, no data
+        np.lib.format.write_array_header_1_0(huge, {"descr": "<f4", "fortran_order": False, "shape": (2**40, 2**40)})
     code, out, err = _batch(capsys, model, "--input", tmp_path / "in", "--output", tmp_path / "out",
                             "--actors", 1, "-nthreads", 2)
     assert code == 1, (out, err)
@@ -185,7 +187,8 @@ def test_npy_items_of_a_single_input_model(ray_session, tmp_path, capsys):
     for name, array in {**data, "fortran.npy": data["n0.npy"]}.items():
         _assert_outputs_equal(tmp_path / "out" / Path(name).with_suffix(".npz"), compiled({"data": array}))
     errors = _errors(tmp_path / "out")
-    assert set(errors) == {"objects.npy", "header_only.npy"}
+    assert set(errors) == {"objects.npy", "header_only.npy", "huge.npy"}
+    assert errors["huge.npy"].startswith("ShapeError: ") and "more than this machine's" in errors["huge.npy"]
     assert "object arrays are not model inputs" in errors["objects.npy"]
     assert "fewer" in errors["header_only.npy"]
 
