@@ -20,7 +20,7 @@ from ...errors import ShapeError
 from ...ir import element_types
 from ...ir.attributes import Attr
 from ...memory import check_fits
-from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
+from ...registry import OpSpec, TensorInfo, register
 from .index_inputs import INTEGER_TYPES, value_infos
 
 _NAMES = ("start", "stop", "step")

@@ -13,7 +13,6 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import int_values, normalize_axis, require_float
@@ -113,8 +112,9 @@ def _softmax_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> lis
 
 
 # OpenVINO writes Softmax as "SoftMax" in IR files and reads both names. Softmax-1's axis is >= 0.
-for _name in ("SoftMax", "Softmax"):
-    register(OpSpec(type=_name, versions=("opset1",), inputs=(1, 1), attrs=(Attr("axis", "int", 1, minimum=0),),
-                    infer=_softmax_infer, run=_softmax_run, summary="Softmax along a non-negative axis."))
-    register(OpSpec(type=_name, versions=("opset8",), inputs=(1, 1), attrs=(Attr("axis", "int", 1),),
-                    infer=_softmax_infer, run=_softmax_run, summary="Softmax along an axis (negative counts from the end)."))
+_SOFTMAX_VERSIONS = (("opset1", Attr("axis", "int", 1, minimum=0), "Softmax along a non-negative axis."),
+                     ("opset8", Attr("axis", "int", 1), "Softmax along an axis (negative counts from the end)."))
+for _version, _axis, _summary in _SOFTMAX_VERSIONS:
+    for _name in ("SoftMax", "Softmax"):
+        register(OpSpec(type=_name, versions=(_version,), inputs=(1, 1), attrs=(_axis,), infer=_softmax_infer,
+                        run=_softmax_run, summary=_summary if _name == "SoftMax" else "Alias of SoftMax."))

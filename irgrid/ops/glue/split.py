@@ -76,7 +76,8 @@ def _runner(infer):
 
 register(OpSpec(type="Split", versions=("opset1",), inputs=(2, 2),
                 attrs=(Attr("num_splits", "int", 1, required=True, minimum=1),),
-                infer=_split_infer, run=_runner(_split_infer), summary="Split into num_splits equal parts along an axis."))
+                infer=_split_infer, run=_runner(_split_infer),
+                summary="Split into num_splits equal parts along an axis."))
 register(OpSpec(type="VariadicSplit", versions=("opset1",), inputs=(3, 3), attrs=(),
                 infer=_variadic_infer, run=_runner(_variadic_infer),
                 summary="Split into parts of given lengths (one may be -1) along an axis."))
