@@ -59,6 +59,27 @@ def test_logical_not(tmp_path, ov_run):
     assert_same(expected, got)
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.uint8, np.int64])
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"])
+def test_bitwise(name, dtype, tmp_path, ov_run):
+    """Bitwise*-13: what OpenVINO's PyTorch frontend emits for `mask_a | mask_b` (booleans) and for
+    integer bit operations (i64 within the i32 range: OpenVINO's CPU plugin runs i64 in i32)."""
+    if dtype == np.bool_:
+        a, b = (rng(i).integers(0, 2, size=s).astype(np.bool_) for i, s in enumerate(((2, 3, 4), (3, 1))))
+    else:
+        info = np.iinfo(dtype)
+        a, b = (rng(i).integers(max(info.min, -2**31), min(info.max, 2**31 - 1), size=s, endpoint=True).astype(dtype)
+                for i, s in enumerate(((2, 3, 4), (3, 1))))
+    if name == "bitwise_not":
+        x = ops.parameter(list(a.shape), dtype, name="a")
+        model, inputs = ov.Model([ops.result(named(ops.bitwise_not(x), "y"))], [x], "not"), [a]
+    else:
+        model, inputs = _binary_model(getattr(ops, name), a, b), [a, b]
+    expected, got = run_both(model, inputs, tmp_path, ov_run)
+    assert got[0].dtype == dtype
+    assert_same(expected, got)
+
+
 @pytest.mark.parametrize("build", [o1.logical_and, o1.logical_not], ids=["and", "not"])
 def test_logical_refuses_non_boolean(build, tmp_path):
     """OpenVINO's validation refuses these; the IR is edited after building a boolean one."""

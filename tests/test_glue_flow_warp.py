@@ -17,6 +17,7 @@ import openvino.opset3 as o3
 import openvino.opset8 as o8
 import openvino.opset9 as o9
 import openvino.opset13 as ops
+import pytest
 from openvino.opset4.ops import range as range4
 
 import irgrid
@@ -96,3 +97,71 @@ def test_dynamic_flow_warp(tmp_path, ov_run):
     compiled = irgrid.compile_model(path)
     for height, width, seed in [(9, 11, 2), (20, 7, 3)]:
         _check_against_openvino(path, compiled, _inputs(height, width, seed), ov_run)
+
+
+def _torch_modules():
+    torch = pytest.importorskip("torch")
+    functional = torch.nn.functional
+
+    class FlowWarp(torch.nn.Module):
+        """The flow warp of this module's docstring, as PyTorch code."""
+
+        def forward(self, image, flow):
+            n, _, h, w = image.shape
+            ys, xs = torch.meshgrid(torch.arange(h, dtype=image.dtype), torch.arange(w, dtype=image.dtype),
+                                    indexing="ij")
+            coords = torch.stack([xs, ys])[None].expand(n, -1, -1, -1) + flow
+            gx = 2 * coords[:, 0] / (w - 1) - 1  # w and h trace as ShapeOf values, not constants
+            gy = 2 * coords[:, 1] / (h - 1) - 1
+            warped = functional.grid_sample(image, torch.stack([gx, gy], dim=-1), align_corners=True).clamp(0, 1)
+            occluded = (gx.abs() > 1) | (gy.abs() > 1)
+            return torch.where(occluded[:, None], torch.zeros_like(warped), warped), occluded.float().mean(dim=(1, 2))
+
+    class SpatialTransformer(torch.nn.Module):
+        """A spatial transformer whose affine grid is built by hand (base grid @ theta^T)."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3 * 8 * 8, 6)
+
+        def forward(self, x):
+            n, _, h, w = x.shape
+            theta = torch.tanh(self.fc(x.flatten(1))).view(-1, 2, 3)
+            ys = (torch.arange(h, dtype=x.dtype) * 2 + 1) / h - 1
+            xs = (torch.arange(w, dtype=x.dtype) * 2 + 1) / w - 1
+            gy, gx = torch.meshgrid(ys, xs, indexing="ij")
+            base = torch.stack([gx, gy, torch.ones_like(gx)], dim=-1).reshape(1, h * w, 3)
+            grid = torch.matmul(base, theta.transpose(1, 2)).reshape(n, h, w, 2)
+            a, b = functional.grid_sample(x, grid, align_corners=False).split([1, 2], dim=1)
+            return torch.sigmoid(a) * b.softmax(dim=1).max(dim=1, keepdim=True).values
+
+    torch.manual_seed(0)
+    # (name, module, input shapes for tracing and then for a second run, dynamic input shapes)
+    return torch, [("flow_warp", FlowWarp(), [[(1, 3, 12, 16), (1, 2, 12, 16)], [(2, 3, 7, 9), (2, 2, 7, 9)]],
+                    [[-1, 3, -1, -1], [-1, 2, -1, -1]]),
+                   ("stn", SpatialTransformer(), [[(2, 3, 8, 8)], [(5, 3, 8, 8)]], [[-1, 3, 8, 8]])]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["flow_warp", "spatial_transformer"])
+def test_pytorch_modules_converted_by_openvino(which, tmp_path, ov_run):
+    """The IRs OpenVINO's PyTorch frontend makes of real warping modules (it emits Range-4, Broadcast-3,
+    BitwiseOr-13 for `|`, Maximum, ReduceMean, MatMul, VariadicSplit, SoftMax-8, ...), with dynamic
+    dims: irgrid checks them clean and agrees with OpenVINO (1e-5) and with torch itself (1e-5), at the
+    traced size and another."""
+    torch, modules = _torch_modules()
+    name, module, shape_sets, dynamic = modules[which]
+    samples = [[torch.rand(*s) * (3 if i else 1) for i, s in enumerate(shapes)] for shapes in shape_sets]
+    model = ov.convert_model(module.eval(), example_input=tuple(samples[0]),
+                             input=[ov.PartialShape(d) for d in dynamic])
+    path = save_ov(model, tmp_path, name)
+    assert irgrid.check_model(path) == []
+    compiled = irgrid.compile_model(path)
+    for inputs in samples:
+        feeds = [t.numpy() for t in inputs]
+        got = list(compiled(feeds).values())
+        with torch.no_grad():
+            reference = module(*inputs)
+        reference = reference if isinstance(reference, tuple) else (reference,)
+        for g, e, r in zip(got, ov_run(str(path), feeds), reference):
+            np.testing.assert_allclose(g, e, rtol=0, atol=1e-5)
+            np.testing.assert_allclose(g, r.numpy(), rtol=0, atol=1e-5)
