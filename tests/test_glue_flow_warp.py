@@ -135,17 +135,46 @@ def _torch_modules():
             a, b = functional.grid_sample(x, grid, align_corners=False).split([1, 2], dim=1)
             return torch.sigmoid(a) * b.softmax(dim=1).max(dim=1, keepdim=True).values
 
+    class RaftWarp(torch.nn.Module):
+        """RAFT's coords_grid + bilinear_sampler with its in-frame mask (`&` of four comparisons)."""
+
+        def forward(self, img, flow):
+            n, _, h, w = img.shape
+            ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+            coords = torch.stack([xs, ys], dim=0).float()[None].repeat(n, 1, 1, 1)
+            xgrid, ygrid = (coords + flow).permute(0, 2, 3, 1).split([1, 1], dim=-1)
+            xgrid = 2 * xgrid / (w - 1) - 1
+            ygrid = 2 * ygrid / (h - 1) - 1
+            out = functional.grid_sample(img, torch.cat([xgrid, ygrid], dim=-1), align_corners=True)
+            return out, ((xgrid > -1) & (ygrid > -1) & (xgrid < 1) & (ygrid < 1)).float()
+
+    class WrappedWarp(torch.nn.Module):
+        """linspace grid, flow in pixels, wrap-around with %, a confidence weight, an integer max."""
+
+        def forward(self, img, flow):
+            n, _, h, w = img.shape
+            xs = torch.linspace(-1, 1, w).view(1, 1, w).expand(n, h, w)
+            ys = torch.linspace(-1, 1, h).view(1, h, 1).expand(n, h, w)
+            grid = torch.stack([xs + flow[:, 0] / w * 2, ys + flow[:, 1] / h * 2], -1)
+            grid = torch.remainder(grid + 1, 2) - 1
+            out = functional.grid_sample(img, grid, padding_mode="border", align_corners=False)
+            weight = torch.exp(-flow.pow(2).sum(1, keepdim=True)).sqrt()
+            return out * weight, torch.floor(grid * 4).long().max()
+
     torch.manual_seed(0)
+    warp_shapes = [[(1, 3, 12, 16), (1, 2, 12, 16)], [(2, 3, 7, 9), (2, 2, 7, 9)]]
+    warp_dims = [[-1, 3, -1, -1], [-1, 2, -1, -1]]
     # (name, module, input shapes for tracing and then for a second run, dynamic input shapes)
-    return torch, [("flow_warp", FlowWarp(), [[(1, 3, 12, 16), (1, 2, 12, 16)], [(2, 3, 7, 9), (2, 2, 7, 9)]],
-                    [[-1, 3, -1, -1], [-1, 2, -1, -1]]),
-                   ("stn", SpatialTransformer(), [[(2, 3, 8, 8)], [(5, 3, 8, 8)]], [[-1, 3, 8, 8]])]
+    return torch, [("flow_warp", FlowWarp(), warp_shapes, warp_dims),
+                   ("stn", SpatialTransformer(), [[(2, 3, 8, 8)], [(5, 3, 8, 8)]], [[-1, 3, 8, 8]]),
+                   ("raft", RaftWarp(), warp_shapes, warp_dims),
+                   ("wrapped", WrappedWarp(), warp_shapes, warp_dims)]
 
 
-@pytest.mark.parametrize("which", [0, 1], ids=["flow_warp", "spatial_transformer"])
+@pytest.mark.parametrize("which", [0, 1, 2, 3], ids=["flow_warp", "spatial_transformer", "raft", "wrapped"])
 def test_pytorch_modules_converted_by_openvino(which, tmp_path, ov_run):
     """The IRs OpenVINO's PyTorch frontend makes of real warping modules (it emits Range-4, Broadcast-3,
-    BitwiseOr-13 for `|`, Maximum, ReduceMean, MatMul, VariadicSplit, SoftMax-8, ...), with dynamic
+    BitwiseOr/And-13 for `|`/`&`, Tile, FloorMod for %, MatMul, VariadicSplit, SoftMax-8, ...), with dynamic
     dims: irgrid checks them clean and agrees with OpenVINO (1e-5) and with torch itself (1e-5), at the
     traced size and another."""
     torch, modules = _torch_modules()
