@@ -9,7 +9,7 @@ from pathlib import Path
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_openmp", "prior_boxes", "sampling"]  # use prange, or report on OpenMP
+KERNELS = ["_openmp", "affine_grid_kernel", "deform_columns", "prior_boxes", "sampling"]  # use prange, or report on OpenMP
 PLAIN = ["constants"]  # no OpenMP: importing these must not load libgomp
 
 

@@ -29,6 +29,15 @@ Method
   as read + write; the better of one thread and --threads Python threads).
 - Inputs are seeded: data uniform in [-1, 1); grids are smooth warps (identity rotated, scaled by
   1.08 and gently perturbed; a few points fall outside [-1, 1]), padding zeros, align_corners=0.
+- DeformConv cases (deform_conv/*): DCN layers with seeded offsets (N(0, 2) pixels) and masks
+  (uniform [0, 1)); irgrid and OpenVINO read the same IR (DeformableConvolution-8,
+  bilinear_interpolation_pad=true, in 2-D; DeformConv irgrid1 in 3-D, which OpenVINO runs only through
+  irgrid's extension);
+  onnxruntime runs a one-node DeformConv-19 model, torch (when torchvision is importable)
+  torchvision.ops.deform_conv2d. Reported: GFLOP/s (2 * oC * C/group * K multiply-adds per output
+  point, over irgrid's median time), that as a fraction of the SGEMM rate measured in the same run
+  (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's
+  im2col column buffer (its peak extra memory besides inputs and output).
 - Each peer's output is compared with irgrid's (max |diff| column).
 - Other processes on the machine skew timings: each measurement records the CPU share other
   processes used meanwhile (/proc/stat busy time minus this process's CPU time; VM steal time is
@@ -55,8 +64,9 @@ from pathlib import Path
 import numpy as np
 
 SEED = 1234
-PEERS = ("irgrid", "openvino_ext", "openvino", "onnxruntime", "torch")
-PEER_LABELS = {"irgrid": "irgrid", "openvino_ext": "OV+irgrid ext", "openvino": "OpenVINO",
+PEERS = ("irgrid", "irgrid_unfused", "openvino_ext", "openvino", "onnxruntime", "torch")
+PEER_LABELS = {"irgrid": "irgrid", "irgrid_unfused": "irgrid unfused", "openvino_ext": "OV+irgrid ext",
+               "openvino": "OpenVINO",
                "onnxruntime": "onnxruntime", "torch": "torch"}
 
 
@@ -92,7 +102,131 @@ def _cases(quick: bool) -> list[dict]:
                           peers=("irgrid", "onnxruntime", "torch") + ext))
     cases.append(dict(name="grid_sample/tiny", kind="grid_sample", mode="bilinear",
                       x=(1, 1, 4, 4), grid=(1, 2, 2, 2), peers=gs2 + ext + ("irgrid_kernel",)))
-    return cases
+    return cases + _deform_cases(quick) + _affine_cases(quick)
+
+
+# AffineGrid alone, and AffineGrid -> GridSample (a spatial transformer). irgrid runs an IR with
+# AffineGrid irgrid1 (fused into the GridSample, and with fuse=False); OpenVINO, which has no
+# AffineGrid, runs the ONNX AffineGrid-20 (+ GridSample-20) model through ov.convert_model, i.e. its
+# ONNX frontend's decomposition; onnxruntime runs that ONNX model; torch calls affine_grid (+ grid_sample).
+AFFINE_KINDS = ("affine_grid", "affine_sample")
+
+
+def _affine_cases(quick: bool) -> list[dict]:
+    s2, n2, s3, c = (64, 2, 16, 8) if quick else (256, 8, 64, 32)
+    peers = ("irgrid", "openvino", "onnxruntime", "torch")
+    return [
+        dict(name="affine_grid/2d", kind="affine_grid", theta=(n2, 2, 3), size=(n2, 3, s2, s2), peers=peers),
+        dict(name="affine_grid/3d", kind="affine_grid", theta=(2, 3, 4), size=(2, 1, s3, s3, s3), peers=peers),
+        dict(name="affine_sample/2d_bilinear", kind="affine_sample", theta=(1, 2, 3), size=(1, c, s2, s2),
+             x=(1, c, s2, s2), mode="bilinear", peers=("irgrid", "irgrid_unfused") + peers[1:]),
+    ]
+
+
+def _affine_theta(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Rotations by 0.2 rad (about z in 3-D), scaled by 1.08, with a small random shift."""
+    n, r, _ = shape
+    theta = np.zeros(shape, np.float32)
+    c, s = np.cos(0.2), np.sin(0.2)
+    theta[:, :2, :2] = 1.08 * np.array([[c, -s], [s, c]])
+    if r == 3:
+        theta[:, 2, 2] = 1.08
+    theta[:, :, r] = rng.uniform(-0.05, 0.05, (n, r))
+    return theta
+
+
+def _affine_onnx(case: dict, path: Path) -> Path:
+    """The case as an ONNX opset-20 model: theta [, X] -> AffineGrid [-> GridSample] -> Y."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    size = helper.make_tensor("size", TensorProto.INT64, [len(case["size"])], list(case["size"]))
+    inputs = [helper.make_tensor_value_info("theta", TensorProto.FLOAT, list(case["theta"]))]
+    grid_name = "Y" if case["kind"] == "affine_grid" else "grid"
+    nodes = [helper.make_node("AffineGrid", ["theta", "size"], [grid_name], align_corners=0)]
+    if case["kind"] == "affine_sample":
+        inputs.append(helper.make_tensor_value_info("X", TensorProto.FLOAT, list(case["x"])))
+        nodes.append(helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=_MODES[case["mode"]][1],
+                                      padding_mode="zeros", align_corners=0))
+    graph = helper.make_graph(nodes, case["kind"], inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              initializer=[size])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), str(path))
+    return path
+
+
+def _affine_peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, threads: int):
+    """(callable returning the output array, version string) for the AffineGrid cases."""
+    if peer in ("irgrid", "irgrid_unfused"):
+        import irgrid
+
+        compiled = irgrid.compile_model(xml, threads=threads, fuse=peer == "irgrid")
+        return (lambda: compiled(inputs)["Y"]), irgrid.__version__
+    if peer == "openvino":
+        import openvino as ov
+
+        model = ov.convert_model(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))))
+        compiled = ov.Core().compile_model(model, "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+            "PERFORMANCE_HINT": "LATENCY"})
+        request = compiled.create_infer_request()
+        output = compiled.outputs[0]
+        return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+    if peer == "onnxruntime":
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        session = ort.InferenceSession(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))), options,
+                                       providers=["CPUExecutionProvider"])
+        return (lambda: session.run(None, inputs)[0]), ort.__version__
+    if peer == "torch":
+        import torch
+
+        torch.set_num_threads(threads)
+        theta = torch.from_numpy(inputs["theta"])
+        x = torch.from_numpy(inputs["X"]) if "X" in inputs else None
+
+        def run():
+            with torch.inference_mode():
+                grid = torch.nn.functional.affine_grid(theta, list(case["size"]), align_corners=False)
+                if x is None:
+                    return grid.numpy()
+                return torch.nn.functional.grid_sample(x, grid, mode=_MODES[case["mode"]][2], padding_mode="zeros",
+                                                       align_corners=False).numpy()
+        return run, torch.__version__
+    raise ValueError(f"peer {peer} does not run AffineGrid cases")
+
+
+def _deform_cases(quick: bool) -> list[dict]:
+    """DCN layers: (X, W, with mask); pads 1, stride 1, one group and offset group."""
+    if quick:
+        sizes = [((1, 16, 32, 32), (16, 16, 3, 3), True), ((1, 32, 25, 34), (32, 32, 3, 3), False),
+                 ((1, 8, 8, 16, 16), (8, 8, 3, 3, 3), False)]
+    else:
+        sizes = [((1, 64, 64, 64), (64, 64, 3, 3), True), ((1, 256, 50, 68), (256, 256, 3, 3), False),
+                 ((1, 16, 16, 32, 32), (16, 16, 3, 3, 3), False)]
+    names = ["deform_conv/dcn_64", "deform_conv/dcn_256", "deform_conv/3d"]
+    return [dict(name=name, kind="deform_conv", x=x, w=w, mask=mask,
+                 peers=("irgrid", "openvino", "onnxruntime", "torch") if len(x) == 4 else
+                 ("irgrid", "openvino_ext", "onnxruntime"))
+            for name, (x, w, mask) in zip(names, sizes)]
+
+
+def _deform_shapes(case: dict) -> dict[str, tuple[int, ...]]:
+    """Offset and mask shapes of a deform_conv case (stride 1, pads 1: output dims = input dims)."""
+    out = case["x"][2:]
+    taps = math.prod(case["w"][2:])
+    shapes = {"offset": (case["x"][0], taps * len(out), *out)}
+    if case["mask"]:
+        shapes["mask"] = (case["x"][0], taps, *out)
+    return shapes
+
+
+def _deform_flops(case: dict) -> int:
+    points = case["x"][0] * math.prod(case["x"][2:])
+    return 2 * points * case["w"][0] * math.prod(case["w"][1:])
 
 
 POLICY_CASES = ("grid_sample/tiny", "grid_sample/2d_bilinear")
@@ -108,11 +242,25 @@ _MODES = {
 def _inputs(case: dict) -> dict[str, np.ndarray]:
     """Seeded inputs by Parameter name."""
     rng = np.random.default_rng(SEED)
+    if case["kind"] in AFFINE_KINDS:
+        theta = {"theta": _affine_theta(case["theta"], rng)}
+        return theta if case["kind"] == "affine_grid" else {**theta, "X": rng.uniform(-1, 1, case["x"]).astype(np.float32)}
     if case["kind"] == "prior_grid":
         # The op reads only the shapes of these two.
         return {"feature_map": np.zeros(case["featmap"], np.float32), "image": np.zeros(case["image"], np.float32)}
     x = rng.uniform(-1, 1, case["x"]).astype(np.float32)
+    if case["kind"] == "deform_conv":
+        shapes = _deform_shapes(case)
+        inputs = {"X": x, "offset": rng.normal(0, 2, shapes["offset"]).astype(np.float32)}
+        if "mask" in shapes:
+            inputs["mask"] = rng.uniform(0, 1, shapes["mask"]).astype(np.float32)
+        return inputs
     return {"X": x, "grid": _smooth_grid(case["grid"], rng)}
+
+
+def _deform_weights(case: dict) -> np.ndarray:
+    """The filters (a Const in the IR), seeded apart from the inputs."""
+    return np.random.default_rng(SEED + 1).uniform(-0.1, 0.1, case["w"]).astype(np.float32)
 
 
 def _smooth_grid(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -140,13 +288,35 @@ def _write_ir(case: dict, path: Path, owned: bool = False) -> None:
     from irgrid.builder import IRBuilder
 
     b = IRBuilder(case["name"].replace("/", "_"))
-    if case["kind"] == "prior_grid":
+    if case["kind"] in AFFINE_KINDS:
+        theta = b.parameter("theta", case["theta"])
+        (y,) = b.layer("AffineGrid", "irgrid1", [theta, b.const(np.array(case["size"], np.int64), "size")],
+                       {"align_corners": False}, name="Y" if case["kind"] == "affine_grid" else "grid")
+        if case["kind"] == "affine_sample":
+            (y,) = b.layer("GridSample", "opset9", [b.parameter("X", case["x"]), y],
+                           {"align_corners": False, "mode": case["mode"], "padding_mode": "zeros"}, name="Y")
+    elif case["kind"] == "prior_grid":
         anchors = np.array([[-90.5, -45.25, 90.5, 45.25], [-64, -64, 64, 64], [-45.25, -90.5, 45.25, 90.5]])
         priors = b.const(np.resize(anchors, (case["priors"], 4)).astype(np.float32), name="priors")
         featmap = b.parameter("feature_map", case["featmap"])
         image = b.parameter("image", case["image"])
         (y,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, featmap, image],
                        {"flatten": True, "h": 0, "w": 0, "stride_x": 32.0, "stride_y": 32.0}, name="Y")
+    elif case["kind"] == "deform_conv":
+        params = {name: b.parameter(name, shape) for name, shape in
+                  {"X": case["x"], **_deform_shapes(case)}.items()}
+        w = b.const(_deform_weights(case), name="W")
+        r = len(case["x"]) - 2
+        if r == 2:
+            inputs = [params["X"], params["offset"], w] + ([params["mask"]] if "mask" in params else [])
+            (y,) = b.layer("DeformableConvolution", "opset8", inputs,
+                           {"strides": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1], "dilations": [1, 1],
+                            "bilinear_interpolation_pad": True}, name="Y")
+        else:
+            inputs = [params["X"], w, params["offset"]]
+            if "mask" in params:
+                inputs += [b.const(np.zeros(0, np.float32), name="B"), params["mask"]]
+            (y,) = b.layer("DeformConv", "irgrid1", inputs, {"pads": [1]}, name="Y")
     else:
         x = b.parameter("X", case["x"])
         grid = b.parameter("grid", case["grid"])
@@ -215,6 +385,8 @@ def _time(fn, repeat: int, min_sample_s: float) -> dict:
 
 def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, threads: int):
     """(callable returning the output array, version string)."""
+    if case["kind"] in AFFINE_KINDS:
+        return _affine_peer_fn(peer, case, inputs, xml, threads)
     if peer == "irgrid":
         import irgrid
 
@@ -244,6 +416,21 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
         request = compiled.create_infer_request()
         output = compiled.outputs[0]
         return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+    if peer == "onnxruntime" and case["kind"] == "deform_conv":
+        return _onnxruntime_deform_conv(case, inputs, threads)
+    if peer == "torch" and case["kind"] == "deform_conv":
+        import torch
+        from torchvision.ops import deform_conv2d
+
+        torch.set_num_threads(threads)
+        tensors = {k: torch.from_numpy(v) for k, v in inputs.items()}
+        weight = torch.from_numpy(_deform_weights(case))
+
+        def run_deform():
+            with torch.inference_mode():
+                return deform_conv2d(tensors["X"], tensors["offset"], weight, padding=(1, 1),
+                                     mask=tensors.get("mask")).numpy()
+        return run_deform, torch.__version__
     if peer == "onnxruntime":
         import onnxruntime as ort
         from onnx import TensorProto, helper
@@ -278,9 +465,58 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
     raise ValueError(f"unknown peer {peer}")
 
 
+def _onnxruntime_deform_conv(case: dict, inputs: dict[str, np.ndarray], threads: int):
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    r = len(case["x"]) - 2
+    names = ["X", "W", "offset"] + (["", "mask"] if "mask" in inputs else [])
+    node = helper.make_node("DeformConv", names, ["Y"], pads=[1] * (2 * r))
+    graph = helper.make_graph(
+        [node], "dc", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(_deform_weights(case), "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return (lambda: session.run(None, inputs)[0]), ort.__version__
+
+
+SGEMM_SHAPE = (256, 2304, 3400)  # (M, K, N): the GEMM of deform_conv/dcn_256
+
+
+def _sgemm_rates(threads: int, repeat: int) -> dict:
+    """GFLOP/s of an f32 (M, K) . (K, N) product: numpy, and a MatMul compiled with OpenVINO."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    m, k, n = SGEMM_SHAPE
+    rng = np.random.default_rng(SEED)
+    a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
+    left, right = ops.parameter([m, k], ov.Type.f32), ops.parameter([k, n], ov.Type.f32)
+    compiled = ov.Core().compile_model(ov.Model([ops.matmul(left, right, False, False)], [left, right]), "CPU", {
+        "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
+    request = compiled.create_infer_request()
+    result = {"ok": True, "shape": SGEMM_SHAPE}
+    for name, fn in (("numpy", lambda: a @ b), ("openvino", lambda: request.infer([a, b], share_inputs=True))):
+        fn()
+        times = []
+        for _ in range(max(3, repeat)):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        result[f"{name}_GFLOPs"] = 2 * m * k * n / min(times) / 1e9
+    result["GFLOPs"] = max(result["numpy_GFLOPs"], result["openvino_GFLOPs"])
+    return result
+
+
 def _worker(spec: dict) -> dict:
     if spec["peer"] == "copy":
         return _copy_bandwidth(spec["threads"], spec["copy_mib"], spec["repeat"])
+    if spec["peer"] == "sgemm":
+        return _sgemm_rates(spec["threads"], spec["repeat"])
     case = spec["case"]
     inputs = _inputs(case)
     fn, version = _peer_fn(spec["peer"], case, inputs, spec["xml"], spec["threads"])
@@ -328,7 +564,7 @@ def _copy_bandwidth(threads: int, mib: int, repeat: int) -> dict:
 # driver
 
 def _available(peer: str) -> bool:
-    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "openvino": "openvino", "openvino_ext": "openvino",
+    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "irgrid_unfused": "irgrid", "openvino": "openvino", "openvino_ext": "openvino",
               "onnxruntime": "onnxruntime", "torch": "torch"}[peer]
     if importlib.util.find_spec(module) is None:
         return False
@@ -452,6 +688,12 @@ def _shape(shape) -> str:
 
 
 def _describe(case: dict) -> str:
+    if case["kind"] == "deform_conv":
+        return (f"X {_shape(case['x'])}, W {_shape(case['w'])}, pads 1, "
+                f"{'with' if case['mask'] else 'no'} mask")
+    if case["kind"] in AFFINE_KINDS:
+        text = f"theta {_shape(case['theta'])}, size {_shape(case['size'])}"
+        return text if case["kind"] == "affine_grid" else f"AffineGrid ({text}) -> GridSample X {_shape(case['x'])}, {case['mode']}"
     if case["kind"] == "prior_grid":
         return f"priors {case['priors']}x4, featmap {_shape(case['featmap'])}, image {_shape(case['image'])}"
     return f"X {_shape(case['x'])}, grid {_shape(case['grid'])}, {case['mode']}"
@@ -545,6 +787,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"copy bandwidth: failed ({copy.get('error')})", flush=True)
 
+        sgemm = None
+        if any(c["kind"] == "deform_conv" for c in cases):
+            sgemm = _run_worker({"peer": "sgemm", "threads": threads, "repeat": repeat}, None, timeout)
+            if sgemm.get("ok"):
+                print(f"SGEMM {'x'.join(map(str, SGEMM_SHAPE))}: numpy {sgemm['numpy_GFLOPs']:.0f} GFLOP/s, "
+                      f"OpenVINO MatMul {sgemm['openvino_GFLOPs']:.0f} GFLOP/s", flush=True)
+
         for case in cases:
             xml = tmp_path / (case["name"].replace("/", "_") + ".xml")
             _write_ir(case, xml)
@@ -568,6 +817,15 @@ def main(argv: list[str] | None = None) -> int:
                 base = ours["timing"]["median_ms"]
                 row["ratio_peer_over_irgrid"] = {p: r["timing"]["median_ms"] / base for p, r in row["peers"].items()
                                                  if p != "irgrid" and r.get("ok")}
+                if case["kind"] == "deform_conv":
+                    from irgrid.ops.deform_conv import tile_points
+
+                    rows = math.prod(case["w"][1:])
+                    points = math.prod(case["x"][2:])
+                    row["irgrid_GFLOPs"] = _deform_flops(case) / (base / 1e3) / 1e9
+                    row["column_buffer_MiB"] = rows * tile_points(rows, points, 4) * 4 / 2**20
+                    if sgemm and sgemm.get("ok"):
+                        row["fraction_of_sgemm"] = row["irgrid_GFLOPs"] / sgemm["GFLOPs"]
                 if case["kind"] == "grid_sample":
                     moved = _bytes_moved(case)
                     row["bytes_moved"] = moved
@@ -599,8 +857,8 @@ def main(argv: list[str] | None = None) -> int:
                                                / prow["ACTIVE"]["timing"]["median_ms"])
 
     elapsed = time.perf_counter() - started
-    report = {"header": header, "copy_bandwidth": copy, "results": results, "omp_wait_policy": policy_rows,
-              "elapsed_s": elapsed}
+    report = {"header": header, "copy_bandwidth": copy, "sgemm": sgemm, "results": results,
+              "omp_wait_policy": policy_rows, "elapsed_s": elapsed}
     _print_tables(report, available)
     text = json.dumps(report, indent=2)
     print("\nJSON:")
@@ -662,6 +920,15 @@ def _print_tables(report: dict, available: dict) -> None:
           "max|diff|: largest |peer - irgrid| over the peers.")
     print(f"*: other processes used more than {BUSY_PCT:g}% of the machine during that measurement, even after "
           "retries (see background_cpu_pct in the JSON).")
+    deform = [r for r in report["results"] if "irgrid_GFLOPs" in r]
+    if deform:
+        sgemm = report.get("sgemm") or {}
+        print(f"\nDeformConv: irgrid GFLOP/s and its fraction of the best SGEMM rate of this run "
+              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); im2col column buffer (peak extra memory):")
+        for r in deform:
+            frac = r.get("fraction_of_sgemm")
+            print(f"  {r['case']:<32} {r['irgrid_GFLOPs']:7.1f} GFLOP/s  {(f'{100 * frac:.0f}%' if frac else '-'):>5} "
+                  f"of SGEMM  column buffer {r['column_buffer_MiB']:.1f} MiB")
     tiny = next((r for r in report["results"] if r["case"] == "grid_sample/tiny"), None)
     if tiny:
         print("\nPer-call overhead (GridSample on X 1x1x4x4, grid 1x2x2x2):")

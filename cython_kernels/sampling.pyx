@@ -19,6 +19,7 @@ from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
     PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps,
 )
+from affine cimport AFFINE_MAX_RANK, affine_axes, affine_point, first_index, next_index
 
 cdef extern from *:
     void __builtin_prefetch(const void*) noexcept nogil  # GCC and Clang; a hint, never a read
@@ -44,59 +45,53 @@ cdef inline floating weighted_sum(const floating* xc, const Py_ssize_t* off, con
     return (a0 + a1) + (a2 + a3)
 
 
-cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_ssize_t channels,
-                       Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides,
-                       Py_ssize_t plane, Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding,
-                       bint align_corners, Py_ssize_t batch_index, Py_ssize_t start,
-                       Py_ssize_t stop) noexcept nogil:
-    """Output points [start, stop) of batch item `batch_index` (at most MAX_TAPS // max_taps points).
+cdef inline Py_ssize_t point_taps(const floating* g, Py_ssize_t rank, const Py_ssize_t* dims,
+                                  const Py_ssize_t* strides, int mode, int padding, bint align_corners,
+                                  Py_ssize_t* off, floating* wt) noexcept nogil:
+    """The taps of one point at normalised coordinates g (innermost dim first) into off / wt.
 
-    x: (N, C, *dims), grid: (N, points, rank), y: (N, C, points), all contiguous. The block's taps
-    are computed once into stack buffers that stay in L1, then every channel reads them, writing
-    the block's outputs contiguously.
+    Returns their count: 0 when the point samples only zeros padding, -1 when it is NaN.
     """
     cdef Py_ssize_t dim_off[4 * MAX_RANK]
     cdef floating dim_w[4 * MAX_RANK]
     cdef Py_ssize_t dim_n[MAX_RANK]
-    cdef Py_ssize_t tap_off[MAX_TAPS]
-    cdef floating tap_w[MAX_TAPS]
-    cdef Py_ssize_t tap_n[MAX_TAPS]
-    cdef Py_ssize_t n = stop - start, i, k, j, e, c, t, count, dn
-    cdef Py_ssize_t* off
-    cdef floating* wt
-    cdef PointStatus status
-    cdef const floating* g
+    cdef Py_ssize_t k, j, e, count, dn
+    cdef PointStatus status = POINT_OK
+    for k in range(rank):  # k: spatial dim, outermost first; the grid lists innermost first
+        status = dim_taps(g[rank - 1 - k], dims[k], strides[k], mode, padding, align_corners,
+                          dim_off + 4 * k, dim_w + 4 * k, dim_n + k)
+        if status != POINT_OK:
+            break
+    if status == POINT_ZERO:  # a NaN in a later coordinate still makes the point NaN
+        for k in range(k + 1, rank):
+            if g[rank - 1 - k] != g[rank - 1 - k]:
+                status = POINT_NAN
+    if status != POINT_OK:
+        return -1 if status == POINT_NAN else 0
+    # Outer product of the per-dim taps, outermost dim major, expanded in place from the back.
+    off[0] = 0
+    wt[0] = 1
+    count = 1
+    for k in range(rank):
+        dn = dim_n[k]
+        for e in range(count - 1, -1, -1):
+            for j in range(dn - 1, -1, -1):
+                off[e * dn + j] = off[e] + dim_off[4 * k + j]
+                wt[e * dn + j] = wt[e] * dim_w[4 * k + j]
+        count *= dn
+    return count
+
+
+cdef void apply_taps(const floating* x, floating* y, Py_ssize_t channels, Py_ssize_t plane, Py_ssize_t points,
+                     Py_ssize_t max_taps, Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t n,
+                     const Py_ssize_t* tap_off, const floating* tap_w, const Py_ssize_t* tap_n) noexcept nogil:
+    """Outputs [start, start + n) of batch item `batch_index` in every channel, from the block's taps
+    (point i's at tap_off / tap_w + i * max_taps, tap_n[i] of them), one channel plane at a time."""
+    cdef Py_ssize_t i, c, count
+    cdef const Py_ssize_t* off
+    cdef const floating* wt
     cdef const floating* xc
     cdef floating* yc
-    for i in range(n):
-        g = grid + (batch_index * points + start + i) * rank
-        status = POINT_OK
-        for k in range(rank):  # k: spatial dim, outermost first; the grid lists innermost first
-            status = dim_taps(g[rank - 1 - k], dims[k], strides[k], mode, padding, align_corners,
-                              dim_off + 4 * k, dim_w + 4 * k, dim_n + k)
-            if status != POINT_OK:
-                break
-        if status == POINT_ZERO:  # a NaN in a later coordinate still makes the point NaN
-            for k in range(k + 1, rank):
-                if g[rank - 1 - k] != g[rank - 1 - k]:
-                    status = POINT_NAN
-        if status != POINT_OK:
-            tap_n[i] = -1 if status == POINT_NAN else 0
-            continue
-        # Outer product of the per-dim taps, outermost dim major, expanded in place from the back.
-        off = tap_off + i * max_taps
-        wt = tap_w + i * max_taps
-        off[0] = 0
-        wt[0] = 1
-        count = 1
-        for k in range(rank):
-            dn = dim_n[k]
-            for e in range(count - 1, -1, -1):
-                for j in range(dn - 1, -1, -1):
-                    off[e * dn + j] = off[e] + dim_off[4 * k + j]
-                    wt[e * dn + j] = wt[e] * dim_w[4 * k + j]
-            count *= dn
-        tap_n[i] = count
     for c in range(channels):
         xc = x + (batch_index * channels + c) * plane
         yc = y + (batch_index * channels + c) * points + start
@@ -118,45 +113,129 @@ cdef void sample_block(const floating* x, const floating* grid, floating* y, Py_
                 yc[i] = weighted_sum(xc, off, wt, count)
 
 
-def grid_sample(const floating[::1] x, const floating[::1] grid, floating[::1] y, Py_ssize_t batch,
-                Py_ssize_t channels, const Py_ssize_t[::1] dims, Py_ssize_t points, int mode,
-                int padding, bint align_corners, int num_threads) -> None:
-    """Sample flattened x (batch, channels, *dims) at flattened grid (batch, points, rank) into y."""
-    cdef Py_ssize_t rank = dims.shape[0]
-    cdef Py_ssize_t plane = 1, max_taps = 1, k, chunk, start, stop, b
-    cdef Py_ssize_t chunk_points, chunks_per_item, n_chunks
-    cdef Py_ssize_t[MAX_RANK] strides
+cdef void sample_block(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
+                       Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides,
+                       Py_ssize_t plane, Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding,
+                       bint align_corners, bint affine, const Py_ssize_t* extents, const floating* starts,
+                       const floating* steps, Py_ssize_t batch_index, Py_ssize_t start,
+                       Py_ssize_t stop) noexcept nogil:
+    """Output points [start, stop) of batch item `batch_index` (at most MAX_TAPS // max_taps points).
+
+    x: (N, C, *dims), y: (N, C, points), contiguous. coords is the grid (N, points, rank), or, when
+    `affine`, theta (N, rank, rank + 1) of a fused AffineGrid: each point's coordinates are then
+    affine.pxd's `affine_point` on the lattice (extents, starts, steps, innermost first), the very
+    arithmetic of AffineGrid's own kernel, so the result is bitwise AffineGrid then GridSample, without
+    the grid tensor. The block's taps are computed once into stack buffers that stay in L1, then
+    every channel reads them, writing the block's outputs contiguously.
+    """
+    cdef Py_ssize_t tap_off[MAX_TAPS]
+    cdef floating tap_w[MAX_TAPS]
+    cdef Py_ssize_t tap_n[MAX_TAPS]
+    cdef Py_ssize_t index[AFFINE_MAX_RANK]
+    cdef floating g_affine[AFFINE_MAX_RANK]
+    cdef Py_ssize_t i, n = stop - start
+    cdef const floating* g
+    if affine:
+        first_index(start, rank, extents, index)
+    for i in range(n):
+        if affine:
+            affine_point(coords + batch_index * rank * (rank + 1), rank, index, starts, steps, g_affine)
+            next_index(rank, extents, index)
+            g = g_affine
+        else:
+            g = coords + (batch_index * points + start + i) * rank
+        tap_n[i] = point_taps(g, rank, dims, strides, mode, padding, align_corners,
+                              tap_off + i * max_taps, tap_w + i * max_taps)
+    apply_taps(x, y, channels, plane, points, max_taps, batch_index, start, n, tap_off, tap_w, tap_n)
+
+
+cdef Py_ssize_t data_layout(const Py_ssize_t[::1] dims, int mode, int padding, Py_ssize_t* strides,
+                            Py_ssize_t* max_taps) except -1:
+    """Check rank, mode, padding and the data's spatial dims; fill strides and the taps per point;
+    return the size of one channel plane."""
+    cdef Py_ssize_t rank = dims.shape[0], plane = 1, k
     if rank < 1 or rank > MAX_RANK:
         raise ValueError(f"rank must be in 1..{MAX_RANK}")
     if mode not in (MODE_NEAREST, MODE_LINEAR, MODE_CUBIC) or padding not in (PAD_ZEROS, PAD_BORDER, PAD_REFLECTION):
         raise ValueError("unknown mode or padding")
+    max_taps[0] = 1
     for k in range(rank - 1, -1, -1):
         if dims[k] < 1:
             raise ValueError("input spatial dims must be positive")
         strides[k] = plane
         plane *= dims[k]
-        max_taps *= 1 if mode == MODE_NEAREST else (2 if mode == MODE_LINEAR else 4)
-    if x.shape[0] != batch * channels * plane or grid.shape[0] != batch * points * rank or y.shape[0] != batch * channels * points:
-        raise ValueError("buffer sizes do not match the shapes")
-    if batch == 0 or points == 0 or channels == 0:
-        return
-    if max_taps > MAX_TAPS:
-        raise ValueError(f"{max_taps} taps per point exceed the kernel's {MAX_TAPS}")
-    chunk_points = MAX_TAPS // max_taps
-    chunks_per_item = (points + chunk_points - 1) // chunk_points
-    n_chunks = batch * chunks_per_item
+        max_taps[0] *= 1 if mode == MODE_NEAREST else (2 if mode == MODE_LINEAR else 4)
+    if max_taps[0] > MAX_TAPS:
+        raise ValueError(f"{max_taps[0]} taps per point exceed the kernel's {MAX_TAPS}")
+    return plane
+
+
+cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_ssize_t batch,
+                     Py_ssize_t channels, Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides,
+                     Py_ssize_t plane, Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding,
+                     bint align_corners, bint affine, const Py_ssize_t* extents, const floating* starts,
+                     const floating* steps, int num_threads) noexcept:
+    """Every block of MAX_TAPS // max_taps points of every batch item, over `num_threads` threads
+    (the caller holds the GIL; the loops release it)."""
+    cdef Py_ssize_t chunk_points = MAX_TAPS // max_taps
+    cdef Py_ssize_t chunks_per_item = (points + chunk_points - 1) // chunk_points
+    cdef Py_ssize_t n_chunks = batch * chunks_per_item
+    cdef Py_ssize_t chunk, b, start
     num_threads = max(min(num_threads, n_chunks), 1)
     if num_threads == 1:  # no parallel region: waking idle threads costs more than small calls take
         with nogil:
             for chunk in range(n_chunks):
                 b = chunk // chunks_per_item
                 start = (chunk - b * chunks_per_item) * chunk_points
-                sample_block(&x[0], &grid[0], &y[0], channels, rank, &dims[0], strides, plane, points,
-                             max_taps, mode, padding, align_corners, b, start, min(start + chunk_points, points))
+                sample_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
+                             align_corners, affine, extents, starts, steps, b, start,
+                             min(start + chunk_points, points))
         return
     for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
         b = chunk // chunks_per_item
         start = (chunk - b * chunks_per_item) * chunk_points
-        stop = min(start + chunk_points, points)
-        sample_block(&x[0], &grid[0], &y[0], channels, rank, &dims[0], strides, plane, points,
-                     max_taps, mode, padding, align_corners, b, start, stop)
+        sample_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
+                     align_corners, affine, extents, starts, steps, b, start, min(start + chunk_points, points))
+
+
+def grid_sample(const floating[::1] x, const floating[::1] grid, floating[::1] y, Py_ssize_t batch,
+                Py_ssize_t channels, const Py_ssize_t[::1] dims, Py_ssize_t points, int mode,
+                int padding, bint align_corners, int num_threads) -> None:
+    """Sample flattened x (batch, channels, *dims) at flattened grid (batch, points, rank) into y."""
+    cdef Py_ssize_t rank = dims.shape[0], plane, max_taps
+    cdef Py_ssize_t[MAX_RANK] strides
+    plane = data_layout(dims, mode, padding, strides, &max_taps)
+    if x.shape[0] != batch * channels * plane or grid.shape[0] != batch * points * rank or y.shape[0] != batch * channels * points:
+        raise ValueError("buffer sizes do not match the shapes")
+    if batch == 0 or points == 0 or channels == 0:
+        return
+    run_blocks(&x[0], &grid[0], &y[0], batch, channels, rank, &dims[0], strides, plane, points, max_taps,
+               mode, padding, align_corners, False, NULL, NULL, NULL, num_threads)
+
+
+def affine_grid_sample(const floating[::1] x, const floating[::1] theta, floating[::1] y, Py_ssize_t batch,
+                       Py_ssize_t channels, const Py_ssize_t[::1] dims, const Py_ssize_t[::1] out_dims, int mode,
+                       int padding, bint align_corners, bint grid_align_corners, int num_threads) -> None:
+    """GridSample of flattened x (batch, channels, *dims) at the points of AffineGrid(theta (batch, r,
+    r + 1), out_dims outermost first, grid_align_corners) into y (batch, channels, *out_dims), with no
+    grid tensor: AffineGrid fused into GridSample."""
+    cdef Py_ssize_t rank = dims.shape[0], plane, max_taps, points = 1, k
+    cdef Py_ssize_t[MAX_RANK] strides
+    cdef Py_ssize_t extents[AFFINE_MAX_RANK]
+    cdef floating starts[AFFINE_MAX_RANK]
+    cdef floating steps[AFFINE_MAX_RANK]
+    if rank > AFFINE_MAX_RANK or out_dims.shape[0] != rank:
+        raise ValueError(f"an affine grid has 1..{AFFINE_MAX_RANK} dims, as many as the data")
+    plane = data_layout(dims, mode, padding, strides, &max_taps)
+    for k in range(rank):
+        if out_dims[k] < 1:
+            raise ValueError("grid dims must be positive")
+        points *= out_dims[k]
+    if (x.shape[0] != batch * channels * plane or theta.shape[0] != batch * rank * (rank + 1)
+            or y.shape[0] != batch * channels * points):
+        raise ValueError("buffer sizes do not match the shapes")
+    if batch == 0 or channels == 0:
+        return
+    affine_axes(&out_dims[0], rank, grid_align_corners, extents, starts, steps)
+    run_blocks(&x[0], &theta[0], &y[0], batch, channels, rank, &dims[0], strides, plane, points, max_taps,
+               mode, padding, align_corners, True, extents, starts, steps, num_threads)

@@ -7,15 +7,15 @@ import os
 from .binding import bind_model
 from .declared import declared_mismatches
 from .errors import Problem
-from .inference import infer_model
+from .inference import infer_model, oversized
 from .ir.model import Model
 from .ir.reader import read_ir
 from .shapes import ShapeArg, resolve_shapes
 
 
 def check_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = None) -> list[Problem]:
-    """All problems found: unsupported layers and bad attributes, inference errors, and mismatches
-    with the IR's declared port dims and types.
+    """All problems found: unsupported layers and bad attributes, inference errors, mismatches with the
+    IR's declared port dims and types, and values too large for this machine's memory.
 
     `shapes` re-infers for concrete input shapes (by Parameter or tensor name).
     """
@@ -26,4 +26,5 @@ def check_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = None
     infos = infer_model(model, overrides, on_problem=problems.append)
     if declared_hold:
         problems.extend(declared_mismatches(model, infos))
+    problems.extend(oversized(model, infos))
     return problems

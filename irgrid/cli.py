@@ -3,7 +3,7 @@
     irgrid infer [-m] model.xml|model.onnx [-d auto|irgrid|openvino]
                  [-i name:file.npy | name=file.npy | file.npy | inputs.npz ...]
                  [-shape "name[1,3,8,8]" | -shape "[1,3,8,8]"] [-o out.npz | out.npy]
-                 [-nthreads N] [-niter N | -t SECONDS] [-seed N] [--save-images DIR]
+                 [-nthreads N] [-niter N | -t SECONDS] [-seed N] [-pc] [--save-images DIR] [--plan]
     irgrid check [-m] model.xml [-shape "name[1,3,8,8]"] [--json]
     irgrid convert model.onnx -o model.xml [--compress-to-fp16]
     irgrid ops             (the supported layer table)
@@ -77,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     duration.add_argument("-niter", type=int, help="timed inferences after the first (default 10)")
     duration.add_argument("-t", dest="seconds", type=float, help="run timed inferences for this many seconds")
     infer.add_argument("-seed", type=int, default=0, help="seed for random inputs (default 0)")
+    infer.add_argument("-pc", action="store_true", help="per-layer performance counters (type, kernel, median "
+                       "time, share), as benchmark_app's -pc")
+    infer.add_argument("--plan", action="store_true", help="print irgrid's plan: steps, fusions, kernels, buffers, "
+                       "peak memory")
     infer.add_argument("--save-images", metavar="DIR", help="write image-like inputs and outputs as PNGs "
                        "(needs Pillow: pip install 'irgrid[images]')")
     check = commands.add_parser("check", help="infer every layer's shapes and report all problems")
@@ -206,18 +210,33 @@ def _random_inputs(compiled, seed: int) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _timed_runs(compiled, inputs, niter: int | None, seconds: float | None) -> tuple[list[float], float]:
-    """Latencies (ms) of the runs after the first, and their total wall time (ms): `niter` runs, or as
-    many as fit in `seconds` (at least one)."""
-    times = []
+def _timed_runs(compiled, inputs, niter: int | None, seconds: float | None,
+                profile: bool = False) -> tuple[list[float], float, list[list]]:
+    """Latencies (ms) of the runs after the first, their total wall time (ms), and with `profile` each
+    run's per-layer times: `niter` runs, or as many as fit in `seconds` (at least one)."""
+    times, counters = [], []
     start = time.perf_counter()
     while True:
         begin = time.perf_counter()
-        compiled(inputs)
+        if profile:
+            counters.append(compiled.infer_profiled(inputs)[1])
+        else:
+            compiled(inputs)
         end = time.perf_counter()
         times.append((end - begin) * 1e3)
         if len(times) == niter or (seconds is not None and end - start >= seconds):
-            return times, (end - start) * 1e3
+            return times, (end - start) * 1e3, counters
+
+
+def _print_counters(runs: list[list]) -> None:
+    """benchmark_app's -pc: each layer's type, kernel, median time over the timed runs and share."""
+    medians = [(layer, float(np.median([run[i].seconds for run in runs])) * 1e3) for i, layer in enumerate(runs[0])]
+    total = sum(ms for _, ms in medians) or 1.0
+    print(f"Performance counts (median of {len(runs)} runs):")
+    print(f"  {'layer':<32} {'type':<28} {'kernel':<40} {'ms':>9} {'share':>6}")
+    for layer, ms in medians:
+        print(f"  {layer.name[:32]:<32} {layer.type[:28]:<28} {layer.kernel[:40]:<40} {ms:>9.3f} {ms / total:>6.1%}")
+    print(f"  {'total':<32} {'':<28} {'':<40} {total:>9.3f}")
 
 
 def _infer(args) -> int:
@@ -237,8 +256,11 @@ def _infer(args) -> int:
     if suffix not in (None, ".npz", ".npy"):
         raise _UsageError(f"-o {args.output!r}: the file must end in .npz (all outputs) or .npy (a single output)")
     compiled, why = open_model(_model_path(args), args.device, parse_shapes(args.shape) or None,
-                               get_num_threads())
+                               get_num_threads(), profile=args.pc)
     print(f"Device: {why}")
+    if args.plan:
+        describe = getattr(compiled, "describe", None)  # irgrid's runtime has a plan; OpenVINO's does not
+        print(describe() if describe else "Plan: none (OpenVINO runs this model)")
     if suffix == ".npy" and len(compiled.outputs) != 1:
         raise _UsageError(f"-o {args.output!r}: a .npy holds one output and this model has "
                           f"{len(compiled.outputs)}: use .npz")
@@ -248,8 +270,10 @@ def _infer(args) -> int:
     outputs = compiled(inputs)
     print(f"First inference took {(time.perf_counter() - start) * 1e3:.3f} ms")
     niter = None if args.seconds is not None else args.niter or 10
-    times, duration = _timed_runs(compiled, inputs, niter, args.seconds)
+    times, duration, counters = _timed_runs(compiled, inputs, niter, args.seconds, args.pc)
     _report(outputs, times, duration, compiled.threads or get_num_threads())
+    if counters:
+        _print_counters(counters)
     if args.output:
         _save_outputs(args.output, outputs)
         print(f"Saved outputs to {args.output}")

@@ -22,20 +22,21 @@ DEVICES = ("auto", "irgrid", "openvino")
 
 def open_model(path: str | os.PathLike, device: str = "auto",
                shapes: Mapping[str, Sequence[int | None]] | None = None,
-               threads: int | None = None) -> tuple[object, str]:
+               threads: int | None = None, profile: bool = False) -> tuple[object, str]:
     """A callable compiled model on the chosen device, and a line saying which and why.
 
-    `shapes` may name the single input "" (see `name_single_input`)."""
+    `shapes` may name the single input "" (see `name_single_input`); `profile` makes OpenVINO keep the
+    per-layer counters `infer_profiled` returns (irgrid's runtime times its steps whenever asked)."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}")
     if Path(path).suffix.lower() != ".xml":
         if device == "irgrid":
             raise UnsupportedLayerError(f"{path}: irgrid's runtime reads OpenVINO IR (.xml); "
                                         "convert it with `irgrid convert` or use -d openvino")
-        return _openvino(path, shapes, threads), "openvino (CPU plugin, irgrid extension): not an IR, " \
+        return _openvino(path, shapes, threads, profile), "openvino (CPU plugin, irgrid extension): not an IR, " \
                                                  "converted by OpenVINO's frontend with irgrid's rules"
     if device == "openvino":
-        return _openvino(path, shapes, threads), "openvino (CPU plugin, irgrid extension): as asked"
+        return _openvino(path, shapes, threads, profile), "openvino (CPU plugin, irgrid extension): as asked"
     model = read_ir(path)
     problems: list[Problem] = []
     bind_model(model, on_problem=problems.append)
@@ -46,11 +47,11 @@ def open_model(path: str | os.PathLike, device: str = "auto",
         shapes = name_single_input(shapes or {}, [p.name for p in model.parameters]) or None
         return CompiledModel(model, shapes, threads), "irgrid (supports every layer)"
     lacking = sorted({f"{p.layer.type}-{p.layer.version}" for p in problems})
-    return _openvino(path, shapes, threads), \
+    return _openvino(path, shapes, threads, profile), \
         f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
 
 
-def _openvino(path, shapes, threads):
+def _openvino(path, shapes, threads, profile):
     from .openvino.runner import OpenVINOModel  # imports openvino only when it is used
 
-    return OpenVINOModel(path, shapes, threads)
+    return OpenVINOModel(path, shapes, threads, profile)

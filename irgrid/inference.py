@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import IRGridError, Problem, ShapeError
 from .ir import element_types
-from .ir.dims import num_elements
+from .ir.dims import is_static, num_elements
 from .ir.element_types import round_to_bf16
 from .ir.model import Layer, Model
 from .memory import check_fits
@@ -92,6 +92,23 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
     return outputs
 
 
+def oversized(model: Model, infos: dict[Key, TensorInfo]) -> list[Problem]:
+    """Every value of static shape (a Parameter included) that could not fit in this machine's memory,
+    located at the layer and port that produce it, so it is refused before anything is allocated."""
+    problems = []
+    for layer_id in model.order:
+        layer = model.layers[layer_id]
+        for index, port in enumerate(layer.outputs):
+            info = infos.get((layer_id, index))
+            if info is None or not is_static(info.shape):
+                continue
+            try:
+                check_fits(info.shape, element_types.numpy_dtype(info.element_type))
+            except ShapeError as exc:
+                problems.append(Problem(layer, port.id, exc.reason, "memory"))
+    return problems
+
+
 def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str]) -> list[np.ndarray]:
     """Run one layer, at compile time (folding) or run time; errors are located at the layer, and a
     numpy failure in a glue layer becomes a ShapeError naming it. bf16 outputs, carried as f32 and
@@ -103,6 +120,8 @@ def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_type
         raise exc.located(layer) from None
     except (ValueError, IndexError, ZeroDivisionError, TypeError) as exc:
         raise ShapeError(f"failed: {exc}", layer=layer) from None
+    except MemoryError as exc:  # a size known only at run time (from input values) that cannot fit
+        raise ShapeError(f"ran out of memory: {exc or 'allocation failed'}", layer=layer) from None
     return [round_to_bf16(value) if element_type == "bf16" and value.dtype == np.float32 else value
             for value, element_type in zip(values, output_types)]
 

@@ -16,6 +16,7 @@ so the count changes speed, never results.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
@@ -27,8 +28,12 @@ _override: int | None = None
 _ENV_VARS = ("IRGRID_NUM_THREADS", "OMP_NUM_THREADS")
 
 
+@functools.lru_cache(maxsize=8)
 def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup")) -> int | None:
-    """CPUs allowed by a cgroup CPU quota under `root` (v2, else v1), None when there is no quota."""
+    """CPUs allowed by a cgroup CPU quota under `root` (v2, else v1), None when there is no quota.
+
+    Read once per process: the thread count is resolved on every call, and reading these files each
+    time cost ~170 us per call (more than a small kernel takes)."""
     quota = period = None
     try:
         quota, period = (root / "cpu.max").read_text().split()[:2]

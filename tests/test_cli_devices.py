@@ -39,6 +39,16 @@ def test_sample_on_each_device(device, tmp_path):
         np.testing.assert_allclose(ours[name], value, rtol=1e-5, atol=1e-6)
 
 
+def _lacking(path) -> list[str]:
+    """The model's layer types (type-version) that irgrid's registry lacks, as `auto` must name them."""
+    from irgrid.ir.reader import read_ir
+    from irgrid.registry import all_specs
+
+    known = {(spec.type, version) for spec in all_specs() for version in spec.versions}
+    return sorted({f"{layer.type}-{layer.version}" for layer in read_ir(path).layers.values()
+                   if (layer.type, layer.version) not in known})
+
+
 def test_auto_chooses_openvino_for_layers_irgrid_lacks(tmp_path):
     model, feeds, _ = _mixed_model()
     path = save_ov(model, tmp_path)
@@ -46,13 +56,13 @@ def test_auto_chooses_openvino_for_layers_irgrid_lacks(tmp_path):
     proc = run_cli("infer", path, "-o", tmp_path / "out.npz", "-niter", 1, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     device = proc.stdout.splitlines()[0]
-    assert device.startswith("Device: openvino (CPU plugin, irgrid extension): irgrid lacks Convolution-opset1, ")
-    assert "MaxPool-opset" in device and "ReLU" not in device  # irgrid runs ReLU (a glue layer)
+    assert device == f"Device: openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(_lacking(path))}"
+    assert "MaxPool-opset8" in device  # OpenVINO runs the layers irgrid lacks
     assert set(_outputs(proc)) == {"pooled"}
     with np.load(tmp_path / "out.npz") as saved:
         np.testing.assert_allclose(saved["pooled"], _mixed_reference(feeds), rtol=1e-5, atol=1e-5)
     err = assert_one_line_error(run_cli("infer", path, "-d", "irgrid", cwd=tmp_path), 2, "UnsupportedLayerError")
-    assert "Convolution" in err
+    assert _lacking(path)[0].split("-")[0] in err
 
 
 def test_onnx_model_runs_through_openvino(tmp_path):
@@ -95,3 +105,31 @@ def test_an_irgrid_version_this_irgrid_lacks(tmp_path):
     np.savez(tmp_path / "inputs.npz", **feeds)
     assert_one_line_error(run_cli("infer", path, cwd=tmp_path), 2, "OpenVINOError", "unsupported opset: irgrid7",
                           "irgrid.openvino.extensions()")
+
+
+def _counters(stdout: str) -> dict[str, list[str]]:
+    lines = stdout.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("Performance counts (median of ")))
+    rows = {}
+    for line in lines[start + 2:]:
+        fields = line.split()
+        if fields[0] == "total":
+            return rows
+        rows[fields[0]] = fields[1:]
+    raise AssertionError("no total row")
+
+
+@pytest.mark.parametrize("device", ["irgrid", "openvino"])
+def test_per_layer_counters(device, tmp_path):
+    """-pc: each layer that ran, its type, kernel, median ms and share, as benchmark_app prints them."""
+    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    proc = run_cli("infer", path, "-d", device, "-niter", 3, "-pc", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Performance counts (median of 3 runs):" in proc.stdout
+    rows = _counters(proc.stdout)
+    assert rows["warped"][0] == "GridSample"
+    shares = [float(row[-1].rstrip("%")) for row in rows.values()]
+    assert abs(sum(shares) - 100) < 0.5 and all(float(row[-2]) >= 0 for row in rows.values())
+    if device == "irgrid":  # the steps of irgrid's plan, in order, with the kernel each runs
+        assert list(rows) == ["flow_nhwc", "sample_xy", "sample_scaled", "grid", "warped"]
+        assert rows["warped"][1] == "sampling.grid_sample" and rows["grid"][1] == "numpy"

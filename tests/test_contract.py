@@ -82,7 +82,7 @@ def test_attribute_specs_are_complete(spec):
 
 def test_ownership_and_output_counts():
     owned = {(s.type, v) for s in all_specs() if not s.native for v in s.versions}
-    assert owned == {("GridSample", "irgrid1")}
+    assert owned == {("GridSample", "irgrid1"), ("DeformConv", "irgrid1"), ("AffineGrid", "irgrid1")}
     assert all(v.startswith("irgrid") for _, v in owned)
     assert find("GridSample", "opset9").native and find("ExperimentalDetectronPriorGridGenerator", "opset6").native
     assert find("GridSample", "irgrid1").outputs == 1 and find("Result", "opset1").outputs == 0

@@ -1,6 +1,7 @@
 """Seeded mutations of real IRs: whatever is wrong, irgrid raises an IRGridError (or works), never
 another exception, a crash or a hang."""
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -43,20 +44,26 @@ def _inputs(compiled):
     return arrays
 
 
+def mutated_irs(sample_dir: Path, work: Path, trials: int, seed: str, mutations: tuple[int, int] = (1, 3)):
+    """`trials` copies of a sample IR, each with a few seeded mutations and (one time in five or so) a
+    truncated .bin; yields each .xml path, written under `work`."""
+    original = etree.parse(str(sample_dir / "model.xml"))
+    blob = (sample_dir / "model.bin").read_bytes()
+    rng = random.Random(seed)
+    for trial in range(trials):
+        tree = etree.ElementTree(etree.fromstring(etree.tostring(original)))
+        for _ in range(rng.randint(*mutations)):
+            _mutate(tree, rng)
+        xml = work / f"{sample_dir.name}{trial}.xml"
+        tree.write(str(xml))
+        xml.with_suffix(".bin").write_bytes(blob if rng.random() < 0.8 else blob[: rng.randrange(len(blob) + 1)])
+        yield xml
+
+
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_mutated_irs_raise_only_irgrid_errors(sample, tmp_path, request):
-    root = request.config.rootpath / "samples" / sample
-    original = etree.parse(str(root / "model.xml"))
-    blob = (root / "model.bin").read_bytes()
-    rng = random.Random(sample)
     outcomes = {"ok": 0, "error": 0}
-    for trial in range(TRIALS):
-        tree = etree.ElementTree(etree.fromstring(etree.tostring(original)))
-        for _ in range(rng.randint(1, 3)):
-            _mutate(tree, rng)
-        xml = tmp_path / f"m{trial}.xml"
-        tree.write(str(xml))
-        (tmp_path / f"m{trial}.bin").write_bytes(blob if rng.random() < 0.8 else blob[: rng.randrange(len(blob) + 1)])
+    for xml in mutated_irs(request.config.rootpath / "samples" / sample, tmp_path, TRIALS, sample):
         try:
             model = irgrid.read_model(xml)
             irgrid.check_model(model)

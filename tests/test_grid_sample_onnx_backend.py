@@ -24,6 +24,7 @@ import pytest
 
 import irgrid
 from irgrid.builder import IRBuilder
+from oracles import onnx_backend_cases
 
 N_CASES = 18
 N_VOLUMETRIC = 4
@@ -32,47 +33,7 @@ ONNX22_NAMES = {"bilinear": "linear", "bicubic": "cubic"}  # map opset-16 names,
 SPELLINGS = ("onnx22", "explicit", "opset16_names")
 
 
-def _collect_gridsample_cases():
-    """The GridSample node test cases, exactly as `collect_testcases` builds them.
-
-    `collect_testcases(None)` runs the generators of every ONNX operator (about 6 s), and returns
-    nothing for GridSample if an earlier `collect_testcases("OtherOp")` in this process already
-    imported the generator modules with a filter. So the GridSample generators (the `export*`
-    functions of `onnx.backend.test.case.node.gridsample.GridSample`) are re-run here into an empty
-    case list, and the module's global lists are restored afterwards. Should those onnx internals
-    change, fall back to the public `collect_testcases(None)`.
-    """
-    import onnx.backend.test.case.node as node_cases
-
-    def gridsample_cases(cases):
-        return [c for c in cases if any(n.op_type == "GridSample" for n in c.model.graph.node)]
-
-    try:
-        from onnx.backend.test.case.node import gridsample as generators
-
-        saved = (node_cases._TargetOpType, list(node_cases._NodeTestCases), dict(node_cases._existing_names))
-        node_cases._TargetOpType = "GridSample"
-        node_cases._NodeTestCases.clear()
-        node_cases._existing_names.clear()
-        try:
-            for name in sorted(dir(generators.GridSample)):
-                if name.startswith("export"):
-                    np.random.seed(0)  # as the generators' metaclass does
-                    getattr(generators.GridSample, name)()
-            cases = gridsample_cases(node_cases._NodeTestCases)
-        finally:
-            node_cases._TargetOpType = saved[0]
-            node_cases._NodeTestCases[:] = saved[1]
-            node_cases._existing_names.clear()
-            node_cases._existing_names.update(saved[2])
-        if len(cases) == N_CASES:
-            return cases
-    except (ImportError, AttributeError, TypeError, ValueError):
-        pass
-    return gridsample_cases(node_cases.collect_testcases(None))
-
-
-CASES = _collect_gridsample_cases()
+CASES = onnx_backend_cases("GridSample")
 
 
 def _attrs(case) -> dict:

@@ -30,7 +30,7 @@ def _nogil_function_lines(source: str) -> set[int]:
     return found
 
 
-@pytest.mark.parametrize("name", ["sampling", "prior_boxes"])
+@pytest.mark.parametrize("name", ["sampling", "prior_boxes", "deform_columns", "affine_grid_kernel"])
 def test_nogil_chunk_functions_are_white(name, tmp_path):
     cython = shutil.which("cython") or shutil.which("cython3")
     command = [cython] if cython else [sys.executable, "-m", "cython"]

@@ -610,8 +610,8 @@ def test_const_shape_and_size_huge(base):
 
 
 def test_huge_kernel_output_refused_at_compile(tmp_path):
-    """A 65536 x 65536 feature map gives a prior grid of ~343 GB: reading and checking work (nothing is
-    allocated), compiling refuses with a ShapeError instead of crashing."""
+    """A 65536 x 65536 feature map gives a prior grid of ~343 GB: reading works, checking reports it
+    (nothing is allocated), compiling refuses with a ShapeError instead of crashing."""
     b = IRBuilder("huge")
     priors = b.const(np.zeros((5, 4), np.float32), "priors")
     feat = b.parameter("feat", (1, 1, 65536, 65536))
@@ -621,7 +621,8 @@ def test_huge_kernel_output_refused_at_compile(tmp_path):
     b.result(y, "rois")
     path = b.save(tmp_path / "huge.xml")
     model = irgrid.read_model(path)
-    assert irgrid.check_model(model) == []
+    (problem,) = irgrid.check_model(model)
+    assert (problem.kind, problem.layer.name, problem.port) == ("memory", "pg", 3) and "320.0 GiB" in problem.message
     msg = raises(ShapeError, model, fn=irgrid.compile_model, seconds=2.0)
     assert names_layer(msg, "ExperimentalDetectronPriorGridGenerator", "pg", "3") and "GiB" in msg
 
@@ -656,7 +657,8 @@ def test_constant_folding_of_huge_broadcast_refused(tmp_path):
     z = ops.multiply(y, x, name="scale")
     path = save_ov(ov.Model([ops.result(z)], [x], "fold"), tmp_path)
     assert path.with_suffix(".bin").stat().st_size < 2_000_000
-    assert irgrid.check_model(path) == []  # declared shapes are consistent; only running is absurd
+    problems = irgrid.check_model(path)  # declared shapes are consistent; the sizes are absurd
+    assert [(p.kind, p.layer.name) for p in problems] == [("memory", "huge_add"), ("memory", "scale")]
     env = dict(os.environ, IRGRID_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", _FOLD_CHILD, str(path)], capture_output=True, text=True,
                           timeout=60, cwd=tmp_path, env=env)
@@ -665,3 +667,60 @@ def test_constant_folding_of_huge_broadcast_refused(tmp_path):
     assert result["error"] == "ShapeError", result
     assert result["seconds"] < 2.0, result
     assert names_layer(result["message"], "Add", "huge_add", "2") or "GiB" in result["message"], result
+
+
+# ---------------------------------------------------------------------------------------------
+# Models OpenVINO's reader refuses too, and models too large for this machine
+# ---------------------------------------------------------------------------------------------
+
+
+def test_no_layers(base):
+    def strip(root):
+        for layer in root.find("layers"):
+            root.find("layers").remove(layer)
+        for edge in root.find("edges"):
+            root.find("edges").remove(edge)
+    assert "has no layers" in raises(ParseError, edit(base, strip))
+
+
+def test_no_result(base):
+    def drop_result(root):
+        layers = root.find("layers")
+        layers.remove(layer_el(root, "res"))
+        edges = root.find("edges")
+        edges.remove(edge_el(root, "5", "0"))
+    assert "no Result layer" in raises(ParseError, edit(base, drop_result))
+
+
+@pytest.mark.parametrize("bad_id", ["-1", "x7", "1.5"])
+def test_layer_id_not_a_non_negative_integer(base, bad_id):
+    def renumber(root):
+        layer_el(root, "b").set("id", bad_id)
+        root.find(".//edges/edge[@from-layer='3']").set("from-layer", bad_id)
+    assert f"layer id '{bad_id}' is not a non-negative integer" in raises(ParseError, edit(base, renumber))
+
+
+def test_reshape_without_special_zero(tmp_path):
+    data = ops.parameter([2, 3], np.float32, name="x")
+    shaped = ops.reshape(data, ops.constant(np.array([3, 2], np.int64)), special_zero=False)
+    path = save_ov(ov.Model([ops.result(shaped)], [data]), tmp_path)
+    path.write_text(path.read_text().replace('special_zero="false"', ""))
+    message = raises(LayerAttributeError, path)
+    assert names_layer(message, "Reshape", shaped.get_friendly_name(), "2") and "special_zero" in message
+
+
+def test_parameter_too_large_for_this_machine(base):
+    """112 GiB of f32: `check` reports it (naming the layer, port and bytes) and compile_model refuses it
+    before anything is allocated, instead of numpy's MemoryError at the first call."""
+    def enlarge(root):
+        for element in (port_el(root, "data", 0), port_el(root, "add", 0), port_el(root, "add", 2),
+                        port_el(root, "add2", 0), port_el(root, "add2", 2), port_el(root, "res", 0)):
+            element.findall("dim")[2].text = "100000"
+            element.findall("dim")[3].text = "100000"
+        layer_el(root, "data").find("data").set("shape", "1,3,100000,100000")
+    path = edit(base, enlarge)
+    problems = irgrid.check_model(path)
+    assert {p.kind for p in problems} == {"memory"}
+    first = problems[0]
+    assert first.layer.name == "data" and first.port == 0 and "needs 111.8 GiB" in first.message
+    assert "needs 111.8 GiB" in raises(ShapeError, path, fn=irgrid.compile_model)

@@ -69,6 +69,11 @@ def _build(tree: etree._ElementTree, xml_path: Path, bin_path: Path) -> Model:
         if layer.id in layers:
             raise ParseError(f"duplicate layer id {layer.id}", layer=layer)
         layers[layer.id] = layer
+    # OpenVINO's reader refuses these too: a graph with nothing to compute or nothing it returns.
+    if not layers:
+        raise ParseError(f"{xml_path}: the model has no layers")
+    if not any(layer.type == "Result" for layer in layers.values()):
+        raise ParseError(f"{xml_path}: the model has no Result layer (no output)")
     sources = _edges(root, layers)
     order = _topological_order(layers, sources)
     model = Model(name=root.get("name", xml_path.stem), ir_version=version, layers=layers,
@@ -94,6 +99,8 @@ def _layer(element: etree._Element) -> Layer:
     layer_id = element.get("id")
     if layer_id is None or not layer_id.strip():
         raise ParseError(f"a <layer> has no id (name {element.get('name')!r})")
+    if not re.fullmatch(r"\d{1,19}", layer_id.strip()):  # OpenVINO's ids are unsigned integers
+        raise ParseError(f"layer id {layer_id!r} is not a non-negative integer (name {element.get('name')!r})")
     data = element.find("data")
     layer = Layer(id=layer_id.strip(), name=element.get("name", ""), type=element.get("type", ""),
                   version=element.get("version", ""), raw_attrs=dict(data.attrib) if data is not None else {},

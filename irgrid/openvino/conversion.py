@@ -11,11 +11,19 @@ models run natively wherever they can. Facts the rules rely on (docs/openvino.md
   `aten.grid_sampler_2d.default` / `aten.grid_sampler_3d.default`; their mode, padding and
   align_corners arrive as constant inputs. The generic `ConversionExtension` serves both frontends
   (`openvino.frontend.pytorch` itself cannot be imported without torch).
+- ONNX DeformConv-19/22: an absent optional input (B before a given mask) arrives as a `NullNode`
+  of dynamic rank. 2-D maps to OpenVINO's DeformableConvolution-8 with
+  bilinear_interpolation_pad=true (the same zero-padded bilinear sampling, docs/semantics.md) plus
+  an Add of the bias; other or unknown ranks map to irgrid's DeformConv irgrid1, with absent list
+  attributes written by rank (dilations and strides ones, pads zeros, kernel_shape from W).
 """
 from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+import openvino.opset1 as opset1
+import openvino.opset8 as opset8
 import openvino.opset9 as opset9
 from openvino.frontend import ConversionExtension
 from openvino.frontend.onnx import ConversionExtension as OnnxConversionExtension
@@ -34,6 +42,7 @@ def conversion_extensions() -> list:
     """Conversion rules for `ov.convert_model(..., extension=...)` and `core.add_extension(...)`."""
     return [
         ConversionExtension("GridSample", _onnx_grid_sample),
+        ConversionExtension("DeformConv", _onnx_deform_conv),
         OnnxConversionExtension("GridSample", "com.microsoft", _onnx_grid_sample),
         *(ConversionExtension(name, _torch_grid_sample)
           for name in ("aten::grid_sampler", "aten.grid_sampler_2d.default", "aten.grid_sampler_3d.default")),
@@ -65,3 +74,47 @@ def _torch_grid_sample(node) -> list:
     const: Callable[[int], object] = node.get_values_from_const_input
     return grid_sample(node.get_input(0), node.get_input(1), _TORCH_MODES[int(const(2))],
                        _TORCH_PADDINGS[int(const(3))], bool(const(4)))
+
+
+def _optional_input(node, index: int):
+    """An ONNX node's optional input, None when absent (not given, or given as an empty name)."""
+    if index >= node.get_input_size():
+        return None
+    value = node.get_input(index)
+    return None if value.get_node().get_type_name() == "NullNode" else value
+
+
+def _onnx_deform_conv(node) -> list:
+    x, w, offset = (node.get_input(i) for i in range(3))
+    bias, mask = _optional_input(node, 3), _optional_input(node, 4)
+    kernel_rank = w.get_partial_shape().rank
+    r = kernel_rank.get_length() - 2 if kernel_rank.is_static else None
+    if r is None or any(not d.is_static for d in list(w.get_partial_shape())[2:]):
+        raise ValueError("DeformConv: W must have a static rank and static spatial dims")
+    kernel = [d.get_length() for d in list(w.get_partial_shape())[2:]]
+    strides = list(node.get_attribute("strides", [1] * r))
+    dilations = list(node.get_attribute("dilations", [1] * r))
+    pads = list(node.get_attribute("pads", [0] * (2 * r)))
+    group, offset_group = int(node.get_attribute("group", 1)), int(node.get_attribute("offset_group", 1))
+    if r == 2:
+        conv = opset8.deformable_convolution(x, offset, w, strides, pads[:2], pads[2:], dilations, mask=mask,
+                                             group=group, deformable_group=offset_group,
+                                             bilinear_interpolation_pad=True)
+        if bias is None:
+            return conv.outputs()
+        shape = opset1.constant(np.array([1, -1, 1, 1], np.int64))
+        return opset1.add(conv, opset1.reshape(bias, shape, False)).outputs()
+    inputs = [x, w, offset]
+    if bias is not None or mask is not None:
+        if bias is None:  # OpenVINO has no empty Constant: B of zeros stands for "no bias"
+            out_channels = w.get_partial_shape()[0]
+            if not out_channels.is_static:
+                raise ValueError("DeformConv: a mask without B needs W's dim 0 (output channels) static")
+            bias = opset1.convert_like(opset1.constant(np.zeros(out_channels.get_length(), np.float32)), x).output(0)
+        inputs.append(bias)
+    if mask is not None:
+        inputs.append(mask)
+    node_class = op_class("DeformConv", "irgrid1")
+    return node_class(inputs, strides=strides, dilations=dilations, pads=pads, group=group,
+                      offset_group=offset_group,
+                      kernel_shape=list(node.get_attribute("kernel_shape", kernel))).outputs()

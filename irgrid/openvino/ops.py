@@ -23,7 +23,7 @@ import openvino as ov
 
 from ..errors import IRGridError
 from ..ir import element_types
-from ..ir.dims import Shape
+from ..ir.dims import Shape, is_static
 from ..registry import OpSpec, RunContext, TensorInfo, all_specs
 from ..threads import get_num_threads
 
@@ -80,23 +80,29 @@ def _make_class(spec: OpSpec, version: str) -> type:
             outputs = _call(spec, self, spec.infer, self._attrs, infos)
         for index, info in enumerate(outputs):
             self.set_output_type(index, getattr(ov.Type, info.element_type), _partial_shape(info.shape))
+        # What evaluate needs of the op as configured (not per-call state): the numpy types it declares,
+        # and whether output shapes must be inferred per call.
+        self._plan = ([element_types.numpy_dtype(info.element_type) for info in infos],
+                      [element_types.numpy_dtype(info.element_type) for info in outputs],
+                      all(is_static(info.shape) for info in outputs))
 
     def clone_with_new_inputs(self, new_inputs: list) -> ov.Op:
         return cls(new_inputs, attrs=self._attrs)
 
     def evaluate(self, outputs: list, inputs: list) -> bool:
-        arrays = [_array(tensor, self.get_input_element_type(i)) for i, tensor in enumerate(inputs)]
-        declared = [element_types.numpy_dtype(self.get_output_element_type(i).get_type_name())
-                    for i in range(len(outputs))]
-        results = _call(spec, self, spec.infer, self._attrs, [TensorInfo(a.shape, _type_name(a)) for a in arrays])
-        targets = []
-        for tensor, info, dtype in zip(outputs, results, declared):
-            tensor.shape = list(info.shape)
-            data = tensor.data
-            targets.append(data if data.dtype == dtype and data.flags.c_contiguous else None)
+        input_types, output_types, static = self._plan
+        arrays = [_array(tensor, dtype) for tensor, dtype in zip(inputs, input_types)]
+        if not static:  # size OpenVINO's output tensors before the kernel writes into them
+            # Input values go in too: an output shape may depend on one (AffineGrid's size).
+            infos = _call(spec, self, spec.infer, self._attrs, [TensorInfo(a.shape, _type_name(a), a) for a in arrays])
+            for tensor, info in zip(outputs, infos):
+                tensor.shape = list(info.shape)
+        targets = [data if data.dtype == dtype and data.flags.c_contiguous else None
+                   for data, dtype in ((tensor.data, dtype) for tensor, dtype in zip(outputs, output_types))]
         values = _call(spec, self, spec.run, self._attrs, arrays, RunContext(get_num_threads(), targets))
-        for tensor, value in zip(outputs, values):
-            _store(tensor, value)
+        for tensor, target, value in zip(outputs, targets, values):
+            if value is not target:
+                _store(tensor, value)
         return True
 
     namespace = dict(__init__=__init__, get_type_info=get_type_info, visit_attributes=visit_attributes,
@@ -155,21 +161,19 @@ def _type_name(array: np.ndarray) -> str:
     return element_types.from_dtype(array.dtype)
 
 
-def _array(tensor: ov.Tensor, declared: ov.Type) -> np.ndarray:
-    """A tensor's data in the type the model declares for it (the CPU plugin converts around Python
-    ops: f16, bf16 and f64 arrive as f32, i64 as i32); bf16 is carried as f32, as irgrid does."""
+def _array(tensor: ov.Tensor, dtype: np.dtype) -> np.ndarray:
+    """A tensor's data in the type the running op declares (another plugin may hand a different one);
+    bf16 arrives as raw bits in a float16-typed view and is carried as f32, as irgrid does."""
     data = tensor.data
-    if tensor.get_element_type() == ov.Type.bf16:  # raw bits in a float16-typed view
+    if tensor.get_element_type() == ov.Type.bf16:
         data = element_types.decode(np.ascontiguousarray(data).view(np.uint8), "bf16").reshape(data.shape)
-    target = element_types.numpy_dtype(declared.get_type_name())
-    return data if data.dtype == target else data.astype(target)
+    return data if data.dtype == dtype else data.astype(dtype)
 
 
 def _store(tensor: ov.Tensor, value: np.ndarray) -> None:
-    """Write a result into OpenVINO's output tensor (a no-op when the kernel wrote there itself)."""
+    """Write a result the kernel could not write in place into OpenVINO's output tensor."""
     data = tensor.data
     if tensor.get_element_type() == ov.Type.bf16:
-        bits = (element_types.round_to_bf16(value).view(np.uint32) >> 16).astype(np.uint16)
-        data.view(np.uint16)[...] = bits
-    elif not np.shares_memory(data, value):
+        data.view(np.uint16)[...] = (element_types.round_to_bf16(value).view(np.uint32) >> 16).astype(np.uint16)
+    else:
         np.copyto(data, value, casting="unsafe")

@@ -37,12 +37,13 @@ class OpenVINOModel:
     """Read (IR or ONNX, with irgrid's op extension and conversion rules) and compile on OpenVINO CPU."""
 
     def __init__(self, path: str | os.PathLike, shapes: Mapping[str, Sequence[int | None]] | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, profile: bool = False) -> None:
+        """`profile` turns on OpenVINO's per-layer counters (PERF_COUNT) for `infer_profiled`."""
         self.threads = threads
         core = ov.Core()
         core.add_extension(extensions())
         core.add_extension(conversion_extensions())
-        config = {"INFERENCE_PRECISION_HINT": "f32"}
+        config = {"INFERENCE_PRECISION_HINT": "f32", "PERF_COUNT": "YES" if profile else "NO"}
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
         try:
@@ -62,6 +63,23 @@ class OpenVINOModel:
         self._lock = threading.Lock()
 
     def __call__(self, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":
+        with self._lock:
+            return self._run(inputs)
+
+    infer = __call__
+
+    def infer_profiled(self, inputs: Mapping[str, np.ndarray]) -> tuple["OrderedDict[str, np.ndarray]", list]:
+        """Run once and return OpenVINO's per-layer counters (needs `profile=True`), shaped like
+        CompiledModel's: layer name, type, the kernel OpenVINO ran it with, seconds."""
+        from ..runtime.compiled import LayerTime
+
+        with self._lock:
+            outputs = self._run(inputs)
+            counters = [LayerTime(info.node_name, info.node_type, info.exec_type, info.real_time.total_seconds())
+                        for info in self._request.profiling_info if info.status.name == "EXECUTED"]
+        return outputs, counters
+
+    def _run(self, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":
         tensors = {}
         remaining = dict(inputs)
         for port, (model_input, info) in zip(self._compiled.inputs, self.inputs):
@@ -71,15 +89,11 @@ class OpenVINOModel:
             tensors[port] = _tensor(np.asarray(remaining.pop(found[0])), info.element_type)
         if remaining:
             raise InputError(f"the model has no input named {next(iter(remaining))!r}")
-        with self._lock:
-            try:
-                self._request.infer(tensors)
-            except RuntimeError as exc:
-                raise OpenVINOError(openvino_reason(exc)) from None
-            return OrderedDict((name, _array(self._request.get_output_tensor(i)))
-                               for i, name in enumerate(self.outputs))
-
-    infer = __call__
+        try:
+            self._request.infer(tensors)
+        except RuntimeError as exc:
+            raise OpenVINOError(openvino_reason(exc)) from None
+        return OrderedDict((name, _array(self._request.get_output_tensor(i))) for i, name in enumerate(self.outputs))
 
 
 def openvino_reason(exc: Exception) -> str:

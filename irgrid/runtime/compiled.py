@@ -1,8 +1,10 @@
-"""`compile_model`: a topological plan with constants folded and output buffers preallocated."""
+"""`compile_model`: a topological plan with constants folded, AffineGrids fused into the GridSamples
+they feed (fusion.py), and output buffers preallocated; `CompiledModel.describe()` shows the plan."""
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -12,14 +14,26 @@ import numpy as np
 from ..binding import read_model
 from ..declared import declared_mismatches
 from ..errors import InputError, ShapeError
-from ..inference import Key, infer_model, run_layer
+from ..inference import Key, infer_model, oversized, run_layer
 from ..ir import element_types
 from ..ir.dims import format_shape, is_static
 from ..ir.model import Layer, Model
-from ..memory import allocate, check_fits
+from ..memory import allocate
 from ..registry import RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
 from ..threads import get_num_threads, validate_threads
+from .describe import describe_plan, format_plan, step_kernel
+from .fusion import FusionPlan, plan_fusions
+
+
+@dataclass(frozen=True)
+class LayerTime:
+    """One layer's share of a profiled run."""
+
+    name: str
+    type: str
+    kernel: str
+    seconds: float
 
 
 @dataclass
@@ -29,6 +43,7 @@ class _Step:
     out: list[np.ndarray | None]  # preallocated outputs (kernel layers with static shapes)
     types: list[str]  # output element types
     release: list[Key] = field(default_factory=list)  # values no later step needs
+    fused: Layer | None = None  # the AffineGrid fused into this step
 
 
 class CompiledModel:
@@ -38,17 +53,18 @@ class CompiledModel:
     calls, and each kernel already uses all the threads it is given).
     """
 
-    def __init__(self, model: Model, shapes: ShapeArg | None = None, threads: int | None = None) -> None:
+    def __init__(self, model: Model, shapes: ShapeArg | None = None, threads: int | None = None,
+                 fuse: bool = True) -> None:
         self.model = model
         self.threads = threads
+        self.fuse = fuse
         overrides, declared_hold = resolve_shapes(model, shapes)
         infos = infer_model(model, overrides, fold_limit=None)  # raises the first problem
-        if declared_hold:
-            mismatches = declared_mismatches(model, infos)
-            if mismatches:
-                first = mismatches[0]
-                more = f" ({len(mismatches) - 1} more problems: run `irgrid check`)" if len(mismatches) > 1 else ""
-                raise ShapeError(first.message + more, layer=first.layer, port=first.port)
+        problems = (declared_mismatches(model, infos) if declared_hold else []) + oversized(model, infos)
+        if problems:
+            first = problems[0]
+            more = f" ({len(problems) - 1} more problems: run `irgrid check`)" if len(problems) > 1 else ""
+            raise ShapeError(first.message + more, layer=first.layer, port=first.port)
         self.inputs = [(p, infos[(p.id, 0)]) for p in model.parameters]
         self._input_names = [model.input_names(p) for p, _ in self.inputs]
         self.outputs = [(name, model.producer(r, 0)) for name, r in zip(model.output_names(), model.results)]
@@ -56,30 +72,36 @@ class CompiledModel:
                            if info.value is not None and model.layers[key[0]].type != "Parameter"}
         for value in self._constants.values():
             value.flags.writeable = False  # shared by every call: outputs that are constants get copied
-        self._steps = self._plan(infos)
+        self._infos = infos
+        returned = {(src.layer, src.output) for _, src in self.outputs}
+        self._fusions = (plan_fusions(model, infos, set(self._constants), returned) if fuse
+                         else FusionPlan({}, {}, {}))
+        self._steps = self._plan(infos, returned)
         self._lock = threading.Lock()
 
-    def _plan(self, infos: dict[Key, TensorInfo]) -> list[_Step]:
+    def _plan(self, infos: dict[Key, TensorInfo], returned: set[Key]) -> list[_Step]:
         steps = []
-        returned = {(src.layer, src.output) for _, src in self.outputs}
         for layer_id in self.model.order:
             layer = self.model.layers[layer_id]
-            if layer.type in ("Parameter", "Result") or (layer_id, 0) in self._constants:
+            if (layer.type in ("Parameter", "Result") or (layer_id, 0) in self._constants
+                    or layer_id in self._fusions.absorbed):
                 continue
-            inputs = [(s.layer, s.output) for s in (self.model.producer(layer, i) for i in range(len(layer.inputs)))]
+            fusion = self._fusions.fused.get(layer_id)
+            if fusion is not None:
+                layer, inputs = fusion.layer, fusion.inputs
+            else:
+                inputs = [(s.layer, s.output) for s in (self.model.producer(layer, i) for i in range(len(layer.inputs)))]
             out = []
             for index in range(len(layer.outputs)):
                 info = infos.get((layer_id, index))
                 # A value the caller receives gets a fresh array each call (reusing a buffer would
                 # mean copying it out); intermediates of static shape reuse one buffer.
-                static = info is not None and is_static(info.shape)
-                if static:  # refuse now what could never be allocated at run time
-                    check_fits(info.shape, element_types.numpy_dtype(info.element_type), layer)
+                static = info is not None and is_static(info.shape)  # `oversized` refused what cannot fit
                 reuse = static and layer.op.kernel and (layer_id, index) not in returned
                 out.append(allocate(info.shape, element_types.numpy_dtype(info.element_type), layer)
                            if reuse else None)
             types = [infos[(layer_id, i)].element_type for i in range(len(layer.outputs))]
-            steps.append(_Step(layer, inputs, out, types))
+            steps.append(_Step(layer, inputs, out, types, fused=fusion and fusion.affine))
         last_use: dict[Key, int] = {}
         for i, step in enumerate(steps):
             for key in step.inputs:
@@ -114,14 +136,27 @@ class CompiledModel:
         with self._lock:
             return self._run(inputs)
 
-    def _run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> "OrderedDict[str, np.ndarray]":
+    def infer_profiled(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]
+                       ) -> tuple["OrderedDict[str, np.ndarray]", list[LayerTime]]:
+        """Run the model and time each step (benchmark_app's -pc): the outputs, and per step its layer
+        name, type, kernel and seconds."""
+        timings: list[LayerTime] = []
+        with self._lock:
+            return self._run(inputs, timings), timings
+
+    def _run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+             timings: list[LayerTime] | None = None) -> "OrderedDict[str, np.ndarray]":
         values = self._feed(inputs)
         fed = list(values.values())
         values.update(self._constants)
         ctx_threads = self.threads or get_num_threads()
         for step in self._steps:
             args = [values[key] for key in step.inputs]
+            start = time.perf_counter()
             results = run_layer(step.layer, args, RunContext(ctx_threads, step.out), step.types)
+            if timings is not None:
+                timings.append(LayerTime(step.layer.name, step.layer.type, step_kernel(step),
+                                         time.perf_counter() - start))
             for index, value in enumerate(results):
                 values[(step.layer.id, index)] = value
             for key in step.release:
@@ -138,6 +173,14 @@ class CompiledModel:
         return outputs
 
     __call__ = infer
+
+    def describe(self, structured: bool = False) -> str | dict:
+        """The plan: every layer in order, what became of it (run, fused into which layer, folded),
+        each step's kernel and output buffer, and the plan's peak memory; text, or a dict when
+        `structured`."""
+        plan = describe_plan(self.model, self._infos, set(self._constants), self._steps, self._fusions,
+                             self.fuse)
+        return plan if structured else format_plan(plan)
 
 
 def _check_input(parameter: Layer, info: TensorInfo, array: np.ndarray) -> np.ndarray:
@@ -161,10 +204,11 @@ def _check_input(parameter: Layer, info: TensorInfo, array: np.ndarray) -> np.nd
 
 
 def compile_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = None,
-                  threads: int | None = None) -> CompiledModel:
-    """Read (if given a path), check and plan a model; `threads` overrides the global knob."""
+                  threads: int | None = None, fuse: bool = True) -> CompiledModel:
+    """Read (if given a path), check and plan a model; `threads` overrides the global knob; `fuse`
+    runs each AffineGrid inside the GridSamples it feeds (fusion.py)."""
     if not isinstance(model, Model):
         model = read_model(model)
     if threads is not None:
         threads = validate_threads(threads, "threads=")
-    return CompiledModel(model, shapes, threads)
+    return CompiledModel(model, shapes, threads, fuse)

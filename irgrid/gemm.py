@@ -1,0 +1,65 @@
+"""Matrix products for the convolution layers (the GEMM after the im2col kernels).
+
+Backend: for f32 a MatMul compiled once with OpenVINO (cached per shapes and thread count) by
+default, numpy when `IRGRID_GEMM=numpy`; f64 always numpy (OpenVINO's MatMul computes f64 inputs in
+f32: its f64 output carries f32 accuracy). Why OpenVINO, measured on the 2-vCPU AMD EPYC (Zen 3,
+AVX2) development VM while other jobs shared it:
+- numpy's OpenBLAS keeps its worker threads spinning after each product; beside irgrid's OpenMP
+  im2col threads on 2 cores that stalls: a 16-channel 32x32 DCN layer took 0.65 ms per call
+  (median) with OPENBLAS_NUM_THREADS=1 and 0.9 ms with OpenVINO's MatMul, but 32 ms with numpy's
+  default threads (its best call 1.5 ms). OpenVINO's MatMul also honours irgrid's thread count,
+  which numpy's OpenBLAS (its own OPENBLAS_NUM_THREADS) does not.
+- Raw rate, 256x2304 . 2304x3400 f32, 2 threads, best of 8-12: numpy 2.4 (OpenBLAS 0.3.31)
+  136-180 GFLOP/s, OpenVINO 2026 MatMul (f32 hint, INFERENCE_NUM_THREADS, `infer(share_inputs=True)`)
+  65-90 GFLOP/s under that load; older numpy wheels whose OpenBLAS takes this CPU for Haswell
+  measured about 54. Two Zen 3 cores peak near 200 GFLOP/s in f32. benchmarks/bench.py prints both
+  rates in the same run, so the integrator can revisit the choice on a quiet machine.
+OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads (tests/test_deform_conv_semantics.py),
+so results do not depend on irgrid's thread count with either backend.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+
+import numpy as np
+
+BACKENDS = ("numpy", "openvino")
+
+
+def backend() -> str:
+    """The configured f32 backend (env IRGRID_GEMM, default openvino); unknown names give openvino."""
+    name = os.environ.get("IRGRID_GEMM", "openvino").strip().lower()
+    return name if name in BACKENDS else "openvino"
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int) -> np.ndarray:
+    """out[...] = a @ b for 2-D C-contiguous a (M, K) and b (K, N) of one float dtype."""
+    if backend() == "openvino" and a.dtype == np.float32 and out.dtype == np.float32:
+        compiled = _openvino_matmul(a.shape[0], a.shape[1], b.shape[1], max(1, int(threads)))
+        with compiled.lock:  # one infer request per compiled MatMul: calls from several threads queue
+            result = compiled.request.infer([a, b], share_inputs=True)[0]
+            out[...] = result
+        return out
+    return np.matmul(a, b, out=out)
+
+
+class _CompiledMatMul:
+    def __init__(self, m: int, k: int, n: int, threads: int) -> None:
+        import openvino as ov
+        import openvino.opset13 as ops
+
+        left = ops.parameter([m, k], ov.Type.f32)
+        right = ops.parameter([k, n], ov.Type.f32)
+        model = ov.Model([ops.matmul(left, right, False, False)], [left, right], "irgrid_gemm")
+        compiled = ov.Core().compile_model(model, "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
+        self.request = compiled.create_infer_request()
+        self.lock = threading.Lock()
+
+
+@lru_cache(maxsize=64)
+def _openvino_matmul(m: int, k: int, n: int, threads: int) -> _CompiledMatMul:
+    """One compiled MatMul per (shapes, threads) (f32 only), kept for the process's lifetime."""
+    return _CompiledMatMul(m, k, n, threads)

@@ -1,0 +1,43 @@
+"""Convolution-1 (OpenVINO, native): a plain convolution for the graphs around deformable layers.
+
+It runs the deformable path with no offsets (every sampling point on the grid, one tap each), so
+it shares the im2col kernel, the tiling and the GEMM of irgrid/ops/deform_conv.py. Any rank with
+one or more spatial dims; attributes strides, pads_begin, pads_end, dilations, auto_pad.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..ir.dims import format_shape
+from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
+from .common import array_infos, require_float
+from .deform_conv import OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry, require_same_type
+
+
+def _checked(attrs: Attrs, inputs: list[TensorInfo]) -> tuple[TensorInfo, Geometry]:
+    data, filters = inputs
+    if data.rank is None or data.rank < 3:
+        raise ShapeError(f"data must have rank 3 or more (N, C, spatial dims), got {format_shape(data.shape)}",
+                         input=0)
+    require_float(data, 0, "data")
+    require_same_type(inputs)
+    if filters.rank != data.rank or any(k is None for k in filters.shape[2:]):
+        raise ShapeError(f"filters must have rank {data.rank} like the data, with static spatial dims, got "
+                         f"{format_shape(filters.shape)}", input=1)
+    out_channels = check_channels(data, filters, 1, 1)
+    geometry = openvino_geometry(attrs, data.shape[2:], tuple(filters.shape[2:]))
+    out_dims = geometry.output_dims(data.shape[2:])
+    return TensorInfo((data.shape[0], out_channels, *out_dims), data.element_type), geometry
+
+
+def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+    _, geometry = _checked(attrs, array_infos(inputs))
+    data, filters = inputs
+    return [convolve(data, filters, geometry, threads=ctx.threads, out=ctx.out)]
+
+
+register(OpSpec(
+    type="Convolution", versions=("opset1",), inputs=(2, 2), native=True, kernel=True,
+    attrs=OPENVINO_CONV_ATTRS, infer=lambda attrs, inputs: [_checked(attrs, inputs)[0]], run=_run,
+    summary="Convolution-1, any rank; im2col + GEMM (the deformable path without offsets)."))

@@ -1,0 +1,338 @@
+"""Deformable convolution: OpenVINO DeformableConvolution-1/-8 and ONNX DeformConv-19/22 (irgrid1).
+
+Versions:
+- DeformableConvolution opset1 (native): inputs (data, offsets, filters), 2-D; attributes strides,
+  pads_begin, pads_end, dilations, auto_pad (explicit, valid, same_upper, same_lower), group,
+  deformable_group. Always OpenVINO's `bilinear_interpolation_pad=false` boundary rule.
+- DeformableConvolution opset8 (native): inputs (data, offsets, filters, mask?), no bias; adds
+  `bilinear_interpolation_pad` (default false).
+- DeformConv irgrid1 (irgrid's own): ONNX DeformConv-19/22 for any number r >= 1 of spatial dims:
+  inputs (X, W, offset, B?, mask?); attributes dilations, group, kernel_shape, offset_group, pads,
+  strides. OpenVINO's attribute visitor refuses empty lists, so the list attributes have non-empty
+  defaults that stand for ONNX's "absent": dilations [1] and strides [1] (a 1-element list applies to
+  every spatial axis), pads [0] (likewise), kernel_shape [0] (taken from W). A converter from ONNX
+  writes absent attributes as these defaults, or in full by rank: dilations and strides r ones, pads
+  2r zeros, kernel_shape W's spatial dims. ONNX lets B be absent while mask is given; in the IR an
+  empty B (shape (0,)) means "no bias".
+
+Shared semantics (docs/semantics.md, "DeformConv"):
+- Offsets hold (dy, dx) (in general outermost-dim-first) pairs per offset group and kernel element:
+  channel (g * K + k) * r + d; the mask channel is g * K + k. OpenVINO's `deformable_group` is
+  ONNX's `offset_group`: input channel c belongs to offset group c // (C / groups).
+- ONNX and `bilinear_interpolation_pad=true` sample zero-padded N-linearly (taps outside the input
+  are 0). `bilinear_interpolation_pad=false` (OpenVINO's default, and all of v1) gives 0 for a point
+  outside [0, H) x [0, W) and, inside, clamps the second tap to the last row/column
+  (`min(ceil(y), H - 1)`), as OpenVINO's reference and CPU plugin compute it.
+- A NaN offset makes that sample NaN (so the output points using it are NaN); +-Inf or huge offsets
+  put the point outside (0); a point with no tap inside contributes 0 whatever its mask; NaN/Inf
+  masks multiply the samples that are inside. OpenVINO's own result on NaN offsets is undefined (it
+  crashes with bilinear_interpolation_pad=false); onnx.reference fails when H or W is 1.
+
+Computation: a Cython deformable im2col (cython_kernels/deform_columns.pyx) fills a column matrix
+tile by tile (at most TILE_BYTES), then one GEMM per group (irgrid/gemm.py) writes the output; the
+bias is added after each tile's GEMMs. f32 and f64 run natively; f16 and bf16 are computed in f32.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import partial
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import LayerAttributeError, ShapeError
+from ..gemm import matmul
+from ..ir.attributes import Attr
+from ..ir.dims import format_shape
+from ..memory import allocate
+from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
+from .common import array_infos, compute_dtype, merge_dim, output_buffer, require_float
+
+# Column-buffer budget per call: the im2col tile holds at most this many bytes (one output point's
+# column, C * K values, is the floor).
+TILE_BYTES = 64 * 2**20
+
+AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
+             "same_lower": "same_lower"}
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A convolution's spatial parameters, one value per spatial dim, pads already resolved."""
+
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pads_begin: tuple[int, ...]
+    pads_end: tuple[int, ...]
+
+    def output_dims(self, in_dims: Sequence[int | None]) -> tuple[int | None, ...]:
+        """Output spatial dims; ShapeError (at the data, input 0) when one would not be positive."""
+        dims = []
+        for axis, length in enumerate(in_dims):
+            if length is None:
+                dims.append(None)
+                continue
+            span = self.dilations[axis] * (self.kernel[axis] - 1) + 1
+            padded = length + self.pads_begin[axis] + self.pads_end[axis]
+            if padded < span:
+                raise ShapeError(f"spatial axis {axis}: the dilated kernel ({span}) is larger than the padded "
+                                 f"input ({padded}); the output size would not be positive", input=0)
+            dims.append((padded - span) // self.strides[axis] + 1)
+        return tuple(dims)
+
+
+def spatial_values(values: Sequence[int], count: int, name: str, broadcast: bool = False) -> tuple[int, ...]:
+    """An attribute list with one value per spatial dim (`count`); a 1-element list is repeated
+    when `broadcast` (irgrid1's stand-in for an absent ONNX attribute)."""
+    values = tuple(values)
+    if broadcast and len(values) == 1:
+        return values * count
+    if len(values) != count:
+        raise LayerAttributeError(f"attribute {name} needs {count} values for this input, got {len(values)}")
+    return values
+
+
+def openvino_geometry(attrs: Attrs, in_dims: Sequence[int | None], kernel: Sequence[int]) -> Geometry:
+    """OpenVINO's strides/dilations/pads_begin/pads_end/auto_pad as a Geometry (auto_pad resolved
+    per axis as OpenVINO's convolution shape inference does; unknown input dims get pads 0)."""
+    r = len(kernel)
+    strides = spatial_values(attrs["strides"], r, "strides")
+    dilations = spatial_values(attrs["dilations"], r, "dilations")
+    begin = spatial_values(attrs["pads_begin"], r, "pads_begin")
+    end = spatial_values(attrs["pads_end"], r, "pads_end")
+    auto_pad = attrs["auto_pad"]
+    if auto_pad == "valid":
+        begin = end = (0,) * r
+    elif auto_pad in ("same_upper", "same_lower"):
+        begin_list, end_list = [], []
+        for length, k, s, d in zip(in_dims, kernel, strides, dilations):
+            total = 0 if length is None else max(0, (-(-length // s) - 1) * s + d * (k - 1) + 1 - length)
+            small, large = total // 2, total - total // 2
+            begin_list.append(small if auto_pad == "same_upper" else large)
+            end_list.append(large if auto_pad == "same_upper" else small)
+        begin, end = tuple(begin_list), tuple(end_list)
+    return Geometry(tuple(kernel), strides, dilations, begin, end)
+
+
+def require_same_type(inputs: list[TensorInfo]) -> None:
+    """Every input in the data's element type (OpenVINO's and ONNX's type constraint)."""
+    for index, info in enumerate(inputs[1:], start=1):
+        if info.element_type != inputs[0].element_type:
+            raise ShapeError(f"input {index} has element type {info.element_type}, the data "
+                             f"{inputs[0].element_type}", input=index)
+
+
+def _require_rank(info: TensorInfo, rank: int, index: int, what: str) -> None:
+    if info.rank != rank:
+        raise ShapeError(f"{what} must have rank {rank} like the data, got {format_shape(info.shape)}", input=index)
+
+
+def check_channels(data: TensorInfo, filters: TensorInfo, group: int, filters_index: int) -> int | None:
+    """C and oC divisible by group and filters (oC, C / group, ...); returns oC."""
+    channels, out_channels = data.shape[1], filters.shape[0]
+    if channels is not None and channels % group:
+        raise ShapeError(f"input channels {channels} are not divisible by group {group}", input=0)
+    if out_channels is not None and out_channels % group:
+        raise ShapeError(f"output channels {out_channels} (filters dim 0) are not divisible by group {group}",
+                         input=filters_index)
+    per_group = None if channels is None else channels // group
+    merge_dim(filters.shape[1], per_group, "filters dim 1 must be input channels / group", filters_index)
+    return out_channels
+
+
+def check_sampling_input(info: TensorInfo, index: int, what: str, batch: int | None, channels: int | None,
+                         out_dims: tuple[int | None, ...], rank: int, per_tap: str = "") -> None:
+    """An offset or mask input: rank, batch, channel count and spatial dims = the output's."""
+    _require_rank(info, rank, index, what)
+    require_float(info, index, what)
+    merge_dim(info.shape[0], batch, f"{what} batch differs from the data's", index)
+    merge_dim(info.shape[1], channels, f"{what} channels must be offset groups x kernel size{per_tap}", index)
+    for axis, (got, want) in enumerate(zip(info.shape[2:], out_dims)):
+        merge_dim(got, want, f"{what} spatial dim {axis} must equal the output's", index)
+
+
+def infer_deformable(data: TensorInfo, filters: TensorInfo, offsets: TensorInfo, mask: TensorInfo | None,
+                     geometry_of, group: int, offset_groups: int, indices: dict[str, int],
+                     fixed_rank: int | None = None) -> tuple[TensorInfo, Geometry | None]:
+    """Checks shared by every deformable version; returns the output info and the geometry (None
+    while the kernel's dims are unknown).
+
+    geometry_of(spatial input dims, kernel) -> Geometry; indices name each input's position.
+    """
+    if data.rank is None or data.rank < 3 or (fixed_rank and data.rank != fixed_rank):
+        want = str(fixed_rank) if fixed_rank else "at least 3 (N, C and a spatial dim)"
+        raise ShapeError(f"data must have rank {want}, got {format_shape(data.shape)}", input=0)
+    from .._kernels.constants import MAX_TAPS_PER_POINT  # built: see irgrid._unbuilt
+
+    r = data.rank - 2
+    if 2 ** r > MAX_TAPS_PER_POINT:  # the 2**r taps of an N-linear point fill one kernel block at most
+        raise ShapeError(f"{r} spatial dims: irgrid's kernel supports up to "
+                         f"{MAX_TAPS_PER_POINT.bit_length() - 1}", input=0)
+    require_float(data, 0, "data")
+    _require_rank(filters, data.rank, indices["filters"], "filters")
+    require_float(filters, indices["filters"], "filters")
+    out_channels = check_channels(data, filters, group, indices["filters"])
+    channels = data.shape[1]
+    if channels is not None and channels % offset_groups:
+        raise ShapeError(f"input channels {channels} are not divisible by the {offset_groups} offset groups",
+                         input=0)
+    kernel = tuple(filters.shape[2:])
+    if None in kernel:  # known at run time only (OpenVINO's reshape passes): nothing more to check
+        geometry, out_dims, taps = None, (None,) * r, None
+    else:
+        geometry = geometry_of(data.shape[2:], kernel)
+        out_dims = geometry.output_dims(data.shape[2:])
+        taps = offset_groups * math.prod(kernel)
+    batch = data.shape[0]
+    check_sampling_input(offsets, indices["offsets"], "offsets", batch, taps and taps * r, out_dims, data.rank,
+                         f" x {r} spatial dims")
+    if mask is not None:
+        check_sampling_input(mask, indices["mask"], "mask", batch, taps, out_dims, data.rank)
+    return TensorInfo((batch, out_channels, *out_dims), data.element_type), geometry
+
+
+def tile_points(rows: int, points: int, itemsize: int) -> int:
+    """Output points per im2col tile: the column buffer (rows x tile) stays within TILE_BYTES, or
+    holds one point when a single column is larger."""
+    return max(1, min(points, TILE_BYTES // max(1, rows * itemsize)))
+
+
+def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.ndarray | None = None,
+             mask: np.ndarray | None = None, bias: np.ndarray | None = None, group: int = 1,
+             offset_groups: int = 1, boundary: str = "zeros", threads: int = 1, out=()) -> np.ndarray:
+    """(Deformable) convolution of inputs already checked by an `infer`; output in x's dtype.
+
+    Without offsets every sampling point is a grid point (a plain convolution on the same path).
+    """
+    from .._kernels.deform_columns import deformable_columns
+
+    dtype = compute_dtype(x, w, *(a for a in (offsets, mask, bias) if a is not None))
+    n, channels = x.shape[:2]
+    out_channels = w.shape[0]
+    in_dims = x.shape[2:]
+    out_dims = geometry.output_dims(in_dims)
+    kernel_size = math.prod(geometry.kernel)
+    points = math.prod(out_dims)
+    y = output_buffer(out if x.dtype == dtype else (), 0, (n, out_channels, *out_dims), dtype)
+    y_points = y.reshape(n, out_channels, points)
+    rows = channels * kernel_size
+    weights = np.ascontiguousarray(w, dtype).reshape(group, out_channels // group, rows // group)
+    bias_column = None if bias is None or bias.size == 0 else np.asarray(bias, dtype).reshape(-1, 1)
+    tile = tile_points(rows, points, dtype.itemsize)
+    column_buffer = allocate((rows * tile,), dtype)
+    dummy = np.zeros(1, dtype)
+    spatial = [np.array(values, dtype=np.intp) for values in
+               (in_dims, out_dims, geometry.kernel, geometry.strides, geometry.dilations, geometry.pads_begin)]
+    for item in range(n):
+        x_flat = np.ascontiguousarray(x[item], dtype).reshape(-1)
+        offsets_flat = dummy if offsets is None else np.ascontiguousarray(offsets[item], dtype).reshape(-1)
+        mask_flat = dummy if mask is None else np.ascontiguousarray(mask[item], dtype).reshape(-1)
+        for start in range(0, points, tile):
+            stop = min(start + tile, points)
+            columns = column_buffer[:rows * (stop - start)]
+            deformable_columns(x_flat, offsets_flat, mask_flat, columns, channels, *spatial, offset_groups,
+                               offsets is not None, mask is not None, boundary == "edge", start, stop, threads)
+            columns = columns.reshape(group, rows // group, stop - start)
+            per_group = out_channels // group
+            for g in range(group):
+                matmul(weights[g], columns[g], y_points[item, g * per_group:(g + 1) * per_group, start:stop],
+                       threads)
+            if bias_column is not None:
+                y_points[item, :, start:stop] += bias_column
+    return y if x.dtype == dtype else y.astype(x.dtype)
+
+
+# --- OpenVINO DeformableConvolution-1 / -8 ------------------------------------------------------
+
+def _openvino_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
+    return [_openvino_checked(attrs, inputs)[0]]
+
+
+def _openvino_checked(attrs: Attrs, inputs: list[TensorInfo]) -> tuple[TensorInfo, Geometry]:
+    data, offsets, filters = inputs[:3]
+    mask = inputs[3] if len(inputs) > 3 else None
+    require_same_type(inputs)
+    return infer_deformable(data, filters, offsets, mask, partial(openvino_geometry, attrs), attrs["group"],
+                            attrs["deformable_group"], {"offsets": 1, "filters": 2, "mask": 3}, fixed_rank=4)
+
+
+def _openvino_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+    _, geometry = _openvino_checked(attrs, array_infos(inputs))
+    data, offsets, filters = inputs[:3]
+    boundary = "zeros" if attrs.get("bilinear_interpolation_pad") else "edge"
+    return [convolve(data, filters, geometry, offsets=offsets, mask=inputs[3] if len(inputs) > 3 else None,
+                     group=attrs["group"], offset_groups=attrs["deformable_group"], boundary=boundary,
+                     threads=ctx.threads, out=ctx.out)]
+
+
+OPENVINO_CONV_ATTRS = (
+    Attr("strides", "ints", [1, 1], required=True, minimum=1),
+    Attr("pads_begin", "ints", [0, 0], required=True, minimum=0),
+    Attr("pads_end", "ints", [0, 0], required=True, minimum=0),
+    Attr("dilations", "ints", [1, 1], required=True, minimum=1),
+    Attr("auto_pad", "str", "explicit", choices=AUTO_PADS),
+)
+_DEFORMABLE_V1_ATTRS = (*OPENVINO_CONV_ATTRS, Attr("group", "int", 1, minimum=1),
+                        Attr("deformable_group", "int", 1, minimum=1))
+_SUMMARY = "Bilinear sampling at learned offsets, im2col + GEMM per group."
+register(OpSpec(
+    type="DeformableConvolution", versions=("opset1",), inputs=(3, 3), native=True, kernel=True,
+    attrs=_DEFORMABLE_V1_ATTRS, infer=_openvino_infer, run=_openvino_run,
+    summary=f"OpenVINO DeformableConvolution-1 (2-D). {_SUMMARY}"))
+register(OpSpec(
+    type="DeformableConvolution", versions=("opset8",), inputs=(3, 4), native=True, kernel=True,
+    attrs=(*_DEFORMABLE_V1_ATTRS, Attr("bilinear_interpolation_pad", "bool", False)),
+    infer=_openvino_infer, run=_openvino_run,
+    summary=f"OpenVINO DeformableConvolution-8 (2-D, optional mask, both boundary rules). {_SUMMARY}"))
+
+
+# --- ONNX DeformConv-19/22 as irgrid1 --------------------------------------------------------------
+
+def _onnx_geometry(attrs: Attrs, in_dims: Sequence[int | None], kernel: Sequence[int]) -> Geometry:
+    r = len(kernel)
+    if list(attrs["kernel_shape"]) != [0] and tuple(attrs["kernel_shape"]) != tuple(kernel):
+        raise ShapeError(f"kernel_shape {list(attrs['kernel_shape'])} differs from W's spatial dims "
+                         f"{list(kernel)}", input=1)
+    pads = attrs["pads"]
+    if len(pads) == 1:
+        pads = list(pads) * (2 * r)
+    if len(pads) != 2 * r:
+        raise LayerAttributeError(f"attribute pads needs {2 * r} values (begins, then ends), got {len(pads)}")
+    return Geometry(tuple(kernel), spatial_values(attrs["strides"], r, "strides", broadcast=True),
+                    spatial_values(attrs["dilations"], r, "dilations", broadcast=True),
+                    tuple(pads[:r]), tuple(pads[r:]))
+
+
+def _onnx_checked(attrs: Attrs, inputs: list[TensorInfo]) -> tuple[TensorInfo, Geometry]:
+    x, w, offset = inputs[:3]
+    bias = inputs[3] if len(inputs) > 3 else None
+    mask = inputs[4] if len(inputs) > 4 else None
+    require_same_type(inputs)
+    info, geometry = infer_deformable(x, w, offset, mask, partial(_onnx_geometry, attrs), attrs["group"],
+                                      attrs["offset_group"], {"filters": 1, "offsets": 2, "mask": 4})
+    if bias is not None:
+        require_float(bias, 3, "B")
+        if bias.rank != 1 or (bias.shape[0] not in (0, None) and w.shape[0] is not None
+                              and bias.shape[0] != w.shape[0]):
+            raise ShapeError(f"B must be 1-D of length oC = {w.shape[0]} (or empty for no bias), got "
+                             f"{format_shape(bias.shape)}", input=3)
+    return info, geometry
+
+
+def _onnx_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+    _, geometry = _onnx_checked(attrs, array_infos(inputs))
+    x, w, offset = inputs[:3]
+    return [convolve(x, w, geometry, offsets=offset, bias=inputs[3] if len(inputs) > 3 else None,
+                     mask=inputs[4] if len(inputs) > 4 else None, group=attrs["group"],
+                     offset_groups=attrs["offset_group"], boundary="zeros", threads=ctx.threads, out=ctx.out)]
+
+
+register(OpSpec(
+    type="DeformConv", versions=("irgrid1",), inputs=(3, 5), native=False, kernel=True,
+    attrs=(Attr("dilations", "ints", [1], minimum=1), Attr("group", "int", 1, minimum=1),
+           Attr("kernel_shape", "ints", [0], minimum=0), Attr("offset_group", "int", 1, minimum=1),
+           Attr("pads", "ints", [0], minimum=0), Attr("strides", "ints", [1], minimum=1)),
+    infer=lambda attrs, inputs: [_onnx_checked(attrs, inputs)[0]], run=_onnx_run,
+    summary=f"ONNX DeformConv-19/22, any rank (1-D, 2-D, 3-D, ...). {_SUMMARY}"))

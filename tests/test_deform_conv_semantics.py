@@ -1,0 +1,254 @@
+"""DeformConv beyond what the peers run: 1-D and 3-D, f64, consistency, threads, non-finite offsets,
+errors.
+
+Oracles: a float64 direct-loop reference written here straight from the ONNX DeformConv formula
+(zero-padded N-linear sampling at o * stride - pad_begin + k * dilation + offset, times the mask,
+summed against W per group), a numpy einsum convolution over kernel shifts, and irgrid's own 2-D
+result only where the spec makes two computations equal (kernel depth 1). Tolerances: f32 1e-5
+relative + 1e-5 absolute; f64 1e-12 relative (+1e-12 absolute).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import irgrid
+from irgrid.ops import deform_conv
+from irgrid.ops.deform_conv import Geometry, convolve
+from test_deform_conv_oracles import deform_conv_ir, random_deform_inputs, run_irgrid
+
+
+def reference(x, w, offset, mask=None, bias=None, strides=None, dilations=None, pads=None, group=1,
+              offset_group=1) -> np.ndarray:
+    """ONNX DeformConv by direct loops in float64."""
+    x, w, offset = (np.asarray(a, np.float64) for a in (x, w, offset))
+    n, c = x.shape[:2]
+    oc, kernel = w.shape[0], w.shape[2:]
+    r = len(kernel)
+    strides = strides or [1] * r
+    dilations = dilations or [1] * r
+    pads = pads or [0] * (2 * r)
+    out_dims = offset.shape[2:]
+    k_count = math.prod(kernel)
+    cg, ocg, cdg = c // group, oc // group, c // offset_group
+    y = np.zeros((n, oc, *out_dims))
+    for b, o in itertools.product(range(n), np.ndindex(*out_dims)):
+        samples = np.zeros((c, k_count))
+        for ki, kk in enumerate(np.ndindex(*kernel)):
+            for ch in range(c):
+                g = ch // cdg
+                pos = [o[d] * strides[d] - pads[d] + kk[d] * dilations[d] + offset[(b, (g * k_count + ki) * r + d, *o)]
+                       for d in range(r)]
+                value = 0.0
+                for corner in itertools.product((0, 1), repeat=r):
+                    idx = [math.floor(p) + e for p, e in zip(pos, corner)]
+                    weight = math.prod((p - math.floor(p)) if e else 1 - (p - math.floor(p)) for p, e in zip(pos, corner))
+                    if all(0 <= i < s for i, s in zip(idx, x.shape[2:])):
+                        value += weight * x[(b, ch, *idx)]
+                samples[ch, ki] = value * (1.0 if mask is None else float(mask[(b, g * k_count + ki, *o)]))
+        for out_ch in range(oc):
+            g = out_ch // ocg
+            y[(b, out_ch, *o)] = np.sum(w[out_ch].reshape(cg, k_count) * samples[g * cg:(g + 1) * cg])
+    if bias is not None:
+        y += np.asarray(bias, np.float64).reshape((1, oc) + (1,) * r)
+    return y
+
+
+# (C, oC, group, offset_group, input dims, kernel, strides, dilations, pads, mask, bias)
+ND_CONFIGS = [
+    (4, 6, 2, 2, (11,), (3,), (1,), (1,), (1, 2), True, True),
+    (3, 2, 1, 3, (9,), (2,), (2,), (3,), (0, 1), False, True),
+    (4, 4, 2, 2, (4, 5, 4), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 0, 1, 0, 1, 1), True, True),
+    (2, 3, 1, 1, (5, 3, 4), (3, 1, 2), (2, 1, 1), (1, 1, 2), (1, 0, 0, 1, 1, 0), False, False),
+]
+
+
+@pytest.mark.parametrize("config", ND_CONFIGS, ids=lambda c: f"{len(c[4])}d")
+def test_nd_vs_direct_loops(config, tmp_path):
+    c, oc, group, dg, dims, kernel, strides, dilations, pads, mask, bias = config
+    rng = np.random.default_rng(len(dims) * 10 + c)
+    arrays, attrs = random_deform_inputs(rng, c, oc, group, dg, dims, kernel, strides, dilations, pads, mask,
+                                         bias, scale=1.5, n=1)
+    want = reference(arrays["X"], arrays["W"], arrays["offset"], arrays.get("mask"), arrays.get("B"),
+                     strides=list(strides), dilations=list(dilations), pads=list(pads),
+                     group=group, offset_group=dg)
+    got = run_irgrid(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    wide = {k: v.astype(np.float64) for k, v in arrays.items()}
+    got64 = run_irgrid(deform_conv_ir(tmp_path / "d.xml", wide, attrs, "f64"), wide)
+    assert got64.dtype == np.float64
+    np.testing.assert_allclose(got64, want, rtol=1e-12, atol=1e-12)
+
+
+def test_depth_one_kernel_equals_2d_slices(tmp_path):
+    """A 3-D layer with kernel depth 1, depth stride 1, no depth padding and zero depth offsets is the
+    2-D layer applied to every depth slice."""
+    rng = np.random.default_rng(3)
+    d, c, oc, dg = 3, 4, 6, 2
+    arrays2, attrs2 = random_deform_inputs(rng, c, oc, 2, dg, (6, 7), (3, 3), (1, 2), (2, 1), (1, 0, 2, 1),
+                                           True, True, scale=2.0, n=d)  # batch = depth slices
+    x3 = np.moveaxis(arrays2["X"], 0, 1)[None]  # (1, C, D, H, W)
+    w3 = arrays2["W"][:, :, None]
+    off2 = arrays2["offset"].reshape(d, dg * 9, 2, *arrays2["offset"].shape[2:])
+    off3 = np.concatenate([np.zeros_like(off2[:, :, :1]), off2], axis=2)  # (dz = 0, dy, dx)
+    off3 = np.moveaxis(off3.reshape(d, dg * 9 * 3, *off2.shape[3:]), 0, 1)[None]
+    mask3 = np.moveaxis(arrays2["mask"], 0, 1)[None]
+    arrays3 = {"X": x3, "W": w3, "offset": np.ascontiguousarray(off3), "B": arrays2["B"],
+               "mask": np.ascontiguousarray(mask3)}
+    attrs3 = dict(attrs2, kernel_shape=[1, 3, 3], strides=[1, 1, 2], dilations=[1, 2, 1], pads=[0, 1, 0, 0, 2, 1])
+    got3 = run_irgrid(deform_conv_ir(tmp_path / "m3.xml", arrays3, attrs3), arrays3)
+    got2 = run_irgrid(deform_conv_ir(tmp_path / "m2.xml", arrays2, attrs2), arrays2)
+    np.testing.assert_allclose(got3[0], np.moveaxis(got2, 0, 1), rtol=1e-6, atol=1e-6)
+
+
+def _einsum_convolution(x, w, strides, dilations, pads):
+    """Plain cross-correlation by summing one einsum per kernel shift, in float64."""
+    r = x.ndim - 2
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(pads[a], pads[a + r]) for a in range(r)])
+    out_dims = [(padded.shape[2 + a] - dilations[a] * (w.shape[2 + a] - 1) - 1) // strides[a] + 1 for a in range(r)]
+    y = np.zeros((x.shape[0], w.shape[0], *out_dims))
+    for kk in np.ndindex(*w.shape[2:]):
+        window = tuple(slice(kk[a] * dilations[a], kk[a] * dilations[a] + (out_dims[a] - 1) * strides[a] + 1,
+                             strides[a]) for a in range(r))
+        y += np.einsum("nc...,oc->no...", padded[(slice(None), slice(None), *window)], w[(slice(None), slice(None), *kk)])
+    return y
+
+
+@pytest.mark.parametrize("dims, kernel", [((13,), (3,)), ((7, 9), (3, 2)), ((5, 6, 4), (2, 3, 2))])
+def test_zero_offsets_and_unit_mask_are_a_plain_convolution(dims, kernel, tmp_path):
+    r = len(dims)
+    rng = np.random.default_rng(r)
+    strides, dilations, pads = [1 + (a % 2) for a in range(r)], [1 + (a == 0) for a in range(r)], [1] * r + [0] * r
+    arrays, attrs = random_deform_inputs(rng, 4, 5, 1, 2, dims, kernel, strides, dilations, pads, True, False,
+                                         scale=0.0, n=2)
+    arrays["mask"][...] = 1
+    want = _einsum_convolution(arrays["X"], arrays["W"], strides, dilations, pads)
+    np.testing.assert_allclose(run_irgrid(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays), want,
+                               rtol=1e-5, atol=1e-5)
+
+
+def _threads_case():
+    rng = np.random.default_rng(11)
+    arrays, attrs = random_deform_inputs(rng, 16, 8, 2, 4, (24, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1),
+                                         True, True, scale=3.0, n=2)
+    return arrays, attrs
+
+
+def test_one_and_two_threads_bitwise_identical(tmp_path):
+    arrays, attrs = _threads_case()
+    path = deform_conv_ir(tmp_path / "m.xml", arrays, attrs)
+    one, two = run_irgrid(path, arrays, threads=1), run_irgrid(path, arrays, threads=2)
+    assert np.array_equal(one, two)
+
+
+def test_tiling_gives_the_same_result(monkeypatch):
+    """A column budget of a few output points (many tiles) gives the same result (to rounding: the
+    GEMM's blocking, hence its summation order, depends on the tile width)."""
+    arrays, attrs = _threads_case()
+    geometry = Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
+    kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4)
+    whole = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
+    monkeypatch.setattr(deform_conv, "TILE_BYTES", 16 * 9 * 4 * 37)  # 37 points per tile
+    np.testing.assert_allclose(convolve(arrays["X"], arrays["W"], geometry, **kwargs), whole, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["openvino", "numpy"])
+def test_gemm_backends_agree_at_every_thread_count(backend, monkeypatch):
+    """Each GEMM backend gives the same result at 1 and 2 threads, and both agree to rounding."""
+    arrays, attrs = _threads_case()
+    geometry = Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
+    kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4)
+    monkeypatch.setenv("IRGRID_GEMM", "numpy" if backend == "openvino" else "openvino")
+    other = convolve(arrays["X"], arrays["W"], geometry, threads=2, **kwargs)
+    monkeypatch.setenv("IRGRID_GEMM", backend)
+    two = convolve(arrays["X"], arrays["W"], geometry, threads=2, **kwargs)
+    np.testing.assert_allclose(two, other, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(convolve(arrays["X"], arrays["W"], geometry, threads=1, **kwargs), two)
+
+
+@pytest.mark.parametrize("boundary", ["zeros", "edge"])
+def test_non_finite_and_huge_offsets(boundary):
+    """NaN: the output points using that sample are NaN; +-Inf and huge offsets: the sample is 0
+    (as if its mask were 0); a NaN mask at a point outside the image changes nothing."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 2, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    offsets = rng.uniform(-1, 1, (1, 18, 4, 5)).astype(np.float32)
+    mask = rng.uniform(0.5, 1, (1, 9, 4, 5)).astype(np.float32)
+    geometry = Geometry((3, 3), (1, 1), (1, 1), (0, 0), (0, 0))
+
+    def run(off, msk, threads=2):
+        return convolve(x, w, geometry, offsets=off, mask=msk, boundary=boundary, threads=threads)
+
+    for value in (np.inf, -np.inf, 1e30, -3e38, 2.0**60):
+        off = offsets.copy()
+        off[0, 2 * 4, 1, 2] = value  # kernel tap 4, dy of output point (1, 2)
+        zero_mask = mask.copy()
+        zero_mask[0, 4, 1, 2] = 0
+        np.testing.assert_allclose(run(off, mask), run(offsets, zero_mask), rtol=1e-6, atol=1e-6)
+        zero_mask[0, 4, 1, 2] = np.nan  # outside: the mask is not applied
+        assert np.all(np.isfinite(run(off, zero_mask)))
+    off = offsets.copy()
+    off[0, 2 * 7 + 1, 3, 0] = np.nan
+    out = run(off, mask)
+    assert np.all(np.isnan(out[0, :, 3, 0]))
+    finite = np.ones(out.shape, bool)
+    finite[0, :, 3, 0] = False
+    np.testing.assert_array_equal(out[finite], run(offsets, mask)[finite])
+    np.testing.assert_array_equal(run(off, mask, threads=1), out)
+
+
+def test_half_precision_types_compute_in_f32(tmp_path):
+    rng = np.random.default_rng(9)
+    arrays, attrs = random_deform_inputs(rng, 4, 4, 1, 1, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1),
+                                         True, True, scale=1.0, n=1)
+    half = {k: v.astype(np.float16) for k, v in arrays.items()}
+    got = run_irgrid(deform_conv_ir(tmp_path / "h.xml", half, attrs, "f16"), half)
+    assert got.dtype == np.float16
+    want = reference(*(half[k].astype(np.float64) for k in ("X", "W", "offset", "mask", "B")), pads=[1, 1, 1, 1])
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-2)
+
+
+SHAPE_ERRORS = [
+    # (what changes, input index at fault, message fragment)
+    (dict(W=(6, 3, 3, 3)), 1, "filters dim 1"),  # C / group mismatch
+    (dict(X=(1, 5, 7, 8), W=(6, 5, 3, 3)), 0, "not divisible by group"),
+    (dict(W=(5, 2, 3, 3), B=(5,)), 1, "not divisible by group"),
+    (dict(offset=(1, 72, 7, 8)), 2, "offsets channels"),
+    (dict(offset=(1, 18, 7, 8)), 2, "offsets channels"),
+    (dict(offset=(1, 36, 6, 8)), 2, "spatial dim 0"),
+    (dict(mask=(1, 9, 7, 8)), 4, "mask channels"),
+    (dict(mask=(1, 18, 7, 9)), 4, "spatial dim 1"),
+    (dict(B=(4,)), 3, "B must be 1-D"),
+    (dict(X=(1, 4, 1, 8), offset=(1, 36, 1, 8), mask=(1, 18, 1, 8), pads=[0, 0, 0, 0]), 0, "not be positive"),
+]
+
+
+@pytest.mark.parametrize("change, index, fragment", SHAPE_ERRORS)
+def test_shape_errors_name_the_input(change, index, fragment):
+    # offset_group 2: offsets 2 groups * 9 taps * 2 dims = 36 channels, mask 2 * 9 = 18
+    shapes = {"X": (1, 4, 7, 8), "W": (6, 2, 3, 3), "offset": (1, 36, 7, 8), "B": (6,), "mask": (1, 18, 7, 8)}
+    attrs = {"group": 2, "offset_group": 2, "pads": [1, 1, 1, 1]}
+    attrs.update({k: v for k, v in change.items() if k == "pads"})
+    shapes.update({k: v for k, v in change.items() if k != "pads"})
+    spec = irgrid.registry.find("DeformConv", "irgrid1")
+    infos = [irgrid.registry.TensorInfo(s, "f32") for s in shapes.values()]
+    with pytest.raises(irgrid.ShapeError, match=fragment) as info:
+        spec.infer(spec.parse_attrs(attrs), infos)
+    assert info.value.input == index
+
+
+def test_offset_groups_must_divide_channels_and_kernel_shape_must_match():
+    spec = irgrid.registry.find("DeformConv", "irgrid1")
+    infos = [irgrid.registry.TensorInfo(s, "f32") for s in ((1, 6, 5, 5), (2, 6, 3, 3), (1, 72, 3, 3))]
+    with pytest.raises(irgrid.ShapeError, match="offset groups") as info:
+        spec.infer(spec.parse_attrs({"offset_group": 4}), infos)
+    assert info.value.input == 0
+    with pytest.raises(irgrid.ShapeError, match="kernel_shape") as info:
+        spec.infer(spec.parse_attrs({"kernel_shape": [3, 2]}), infos[:2] + [irgrid.registry.TensorInfo((1, 18, 3, 3), "f32")])
+    assert info.value.input == 1
+    with pytest.raises(irgrid.LayerAttributeError, match="strides needs 2"):
+        spec.infer(spec.parse_attrs({"strides": [1, 1, 1]}), infos[:2] + [irgrid.registry.TensorInfo((1, 18, 3, 3), "f32")])

@@ -1,0 +1,206 @@
+"""AffineGrid fused into GridSample (irgrid/runtime/fusion.py) and the plan `describe()` shows.
+
+Numeric oracle: onnxruntime running the same pair as ONNX AffineGrid-20 -> GridSample-20 (2-D every
+mode; 3-D linear and nearest, onnxruntime has no 3-D cubic), f64 rtol 1e-9 / atol 1e-12 and f32
+rtol 1e-5 / atol 1e-5 (the tolerances of the GridSample oracle tests; data standard normal).
+Fused against unfused (`compile_model(..., fuse=False)`): bitwise identical, f32 and f64, because
+both compute each coordinate with the same helper (cython_kernels/affine.pxd) and then the same taps.
+Output sizes avoid size-1 dims under align_corners=1, where onnxruntime's AffineGrid differs from
+irgrid's defined 0 (tests/test_affine_grid.py covers that rule).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import irgrid
+from irgrid.builder import IRBuilder
+from irgrid.errors import ShapeError
+
+MODES = ("nearest", "linear", "cubic")
+PADDINGS = ("zeros", "border", "reflection")
+OPSET9_MODES = {"nearest": "nearest", "linear": "bilinear", "cubic": "bicubic"}
+TOL = {"f64": {"rtol": 1e-9, "atol": 1e-12}, "f32": {"rtol": 1e-5, "atol": 1e-5}}
+NP = {"f32": np.float32, "f64": np.float64}
+
+
+def _rng(*key) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def build_pair(path, x_shape, size, element_type="f32", mode="linear", padding="zeros", align_corners=False,
+               grid_align_corners=False, version="irgrid1", size_input=False, grid_output=False,
+               theta_type=None, consumers=1):
+    """X, theta -> AffineGrid(theta, size) -> GridSample(X, grid) [x consumers] as an IR."""
+    rank = len(x_shape) - 2
+    b = IRBuilder("spatial_transformer")
+    x = b.parameter("X", x_shape, element_type)
+    theta = b.parameter("theta", (x_shape[0], rank, rank + 1), theta_type or element_type)
+    sv = b.parameter("size", (len(size),), "i64") if size_input else b.const(np.array(size, np.int64), "size")
+    (grid,) = b.layer("AffineGrid", "irgrid1", [theta, sv], {"align_corners": grid_align_corners}, name="grid")
+    mode_name = OPSET9_MODES[mode] if version == "opset9" else mode
+    for k in range(consumers):
+        (y,) = b.layer("GridSample", version, [x, grid], {"mode": mode_name, "padding_mode": padding,
+                                                          "align_corners": align_corners}, name=f"warped{k or ''}")
+        b.result(y)
+    if grid_output:
+        b.result(grid)
+    return b.save(path)
+
+
+def run_ort(x, theta, size, mode, padding, align_corners, grid_align_corners):
+    import onnxruntime as ort
+
+    et = TensorProto.DOUBLE if x.dtype == np.float64 else TensorProto.FLOAT
+    nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=int(grid_align_corners)),
+             helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=mode, padding_mode=padding,
+                              align_corners=int(align_corners))]
+    graph = helper.make_graph(nodes, "st", [helper.make_tensor_value_info("X", et, None),
+                                            helper.make_tensor_value_info("theta", et, None),
+                                            helper.make_tensor_value_info("size", TensorProto.INT64, None)],
+                              [helper.make_tensor_value_info("Y", et, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"X": x, "theta": theta, "size": np.array(size, np.int64)})[0]
+
+
+def random_theta(rng, n, rank, dtype):
+    """Near-identity affine maps (rotation, scale, shear, shift) with points in and outside [-1, 1]."""
+    theta = np.concatenate([np.eye(rank)[None].repeat(n, 0), np.zeros((n, rank, 1))], axis=2)
+    return (theta + 0.4 * rng.standard_normal((n, rank, rank + 1))).astype(dtype)
+
+
+@pytest.mark.parametrize("element_type", ["f32", "f64"])
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("rank", [2, 3])
+def test_fused_equals_unfused_and_onnxruntime(rank, mode, padding, element_type, tmp_path):
+    rng = _rng("fusion", rank, mode, padding, element_type)
+    for trial in range(4):
+        n = int(rng.integers(1, 4))
+        dims = tuple(int(d) for d in rng.integers(1 if trial else 2, 9, rank))
+        out_dims = tuple(int(d) for d in rng.integers(2, 8, rank))
+        x_shape = (n, int(rng.integers(1, 4)), *dims)
+        size = [n, x_shape[1], *out_dims]
+        align, grid_align = bool(trial & 1), bool(trial & 2)
+        version = "opset9" if rank == 2 and trial % 2 else "irgrid1"
+        path = build_pair(tmp_path / f"st{trial}.xml", x_shape, size, element_type, mode, padding, align, grid_align,
+                          version, size_input=trial == 3)
+        x = rng.standard_normal(x_shape).astype(NP[element_type])
+        theta = random_theta(rng, n, rank, NP[element_type])
+        feed = {"X": x, "theta": theta, **({"size": np.array(size, np.int64)} if trial == 3 else {})}
+        fused = irgrid.compile_model(path, fuse=True)
+        unfused = irgrid.compile_model(path, fuse=False)
+        assert fused.describe(structured=True)["steps"] == 1 and unfused.describe(structured=True)["steps"] == 2
+        out = fused(feed)["warped"]
+        assert out.shape == (n, x_shape[1], *out_dims) and out.dtype == NP[element_type]
+        assert out.tobytes() == unfused(feed)["warped"].tobytes(), f"trial {trial}"
+        if rank == 2 or mode != "cubic":
+            expected = run_ort(x, theta, size, mode, padding, align, grid_align)
+            np.testing.assert_allclose(out, expected, **TOL[element_type], err_msg=f"trial {trial}")
+
+
+def test_fused_threads_bitwise_identical(tmp_path):
+    rng = _rng("fusion-threads")
+    x_shape, size = (2, 3, 40, 50), [2, 3, 61, 67]  # many 1024-point blocks per batch item
+    path = build_pair(tmp_path / "st.xml", x_shape, size, "f64", mode="cubic", padding="border")
+    x = rng.standard_normal(x_shape)
+    theta = random_theta(rng, 2, 2, np.float64)
+    one = irgrid.compile_model(path, threads=1)({"X": x, "theta": theta})["warped"]
+    two = irgrid.compile_model(path, threads=2)({"X": x, "theta": theta})["warped"]
+    assert one.tobytes() == two.tobytes()
+    np.testing.assert_allclose(two, run_ort(x, theta, size, "cubic", "border", False, False), **TOL["f64"])
+
+
+def _rows(compiled) -> dict[str, dict]:
+    return {row["name"]: row for row in compiled.describe(structured=True)["layers"]}
+
+
+def test_describe_fused_and_unfused(tmp_path):
+    x_shape, size = (2, 3, 16, 20), [2, 3, 12, 10]
+    path = build_pair(tmp_path / "st.xml", x_shape, size)
+    grid_bytes = 2 * 12 * 10 * 2 * 4
+    fused, unfused = irgrid.compile_model(path), irgrid.compile_model(path, fuse=False)
+
+    plan = fused.describe(structured=True)
+    assert [r["name"] for r in plan["layers"]][:5] == ["X", "theta", "size", "grid", "warped"]
+    rows = _rows(fused)
+    assert rows["X"]["status"] == "input" and rows["size"]["status"] == "constant"
+    assert rows["grid"]["status"] == "fused" and rows["grid"]["into"] == ["warped"]
+    assert rows["warped"] | {"outputs": None} == {
+        "id": rows["warped"]["id"], "name": "warped", "type": "GridSample", "version": "irgrid1", "status": "step",
+        "step": 1, "kernel": "sampling.affine_grid_sample", "fused": ["grid"], "outputs": None}
+    assert rows["warped"]["outputs"] == [{"shape": [2, 3, 12, 10], "element_type": "f32", "dtype": "float32",
+                                          "buffer": "fresh", "bytes": 2 * 3 * 12 * 10 * 4}]
+    text = fused.describe()
+    assert 'grid (AffineGrid irgrid1)' in text and 'fused into "warped"' in text
+    assert 'sampling.affine_grid_sample with AffineGrid "grid" fused in' in text and "fusion on" in text
+
+    rows_u = _rows(unfused)
+    assert rows_u["grid"]["status"] == "step" and rows_u["grid"]["kernel"] == "affine_grid_kernel.affine_grid"
+    assert rows_u["grid"]["outputs"][0]["buffer"] == "preallocated"
+    assert rows_u["warped"]["kernel"] == "sampling.grid_sample" and "fused" not in rows_u["warped"]
+    assert "fusion off" in unfused.describe()
+    # Peak: inputs + size + output, plus the grid buffer when unfused (theta is still live at the peak).
+    inputs = (2 * 3 * 16 * 20 + 2 * 2 * 3) * 4 + 4 * 8
+    assert plan["peak_bytes"] == inputs + 2 * 3 * 12 * 10 * 4 and plan["peak_exact"]
+    assert unfused.describe(structured=True)["peak_bytes"] == plan["peak_bytes"] + grid_bytes - 2 * 2 * 3 * 4
+
+
+def test_not_fused_where_it_would_change_results(tmp_path):
+    """A grid that is also a model output, or an f16 theta, keeps the AffineGrid as its own step."""
+    x_shape, size = (1, 2, 8, 8), [1, 2, 5, 6]
+    rng = _rng("declined")
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    theta = random_theta(rng, 1, 2, np.float32)
+
+    path = build_pair(tmp_path / "out.xml", x_shape, size, grid_output=True)
+    compiled = irgrid.compile_model(path)
+    rows = _rows(compiled)
+    assert rows["grid"]["status"] == "step" and rows["grid"]["not_fused"] == "its grid is a model output"
+    outputs = compiled({"X": x, "theta": theta})
+    expected_grid = run_ort(x, theta, size, "linear", "zeros", False, False)
+    np.testing.assert_allclose(outputs["warped"], expected_grid, **TOL["f32"])
+
+    path = build_pair(tmp_path / "f16.xml", x_shape, size, theta_type="f16")
+    rows = _rows(irgrid.compile_model(path))
+    assert rows["grid"]["status"] == "step" and "theta is f16" in rows["grid"]["not_fused"]
+    assert "not fused: theta is f16" in irgrid.compile_model(path).describe()
+
+
+def test_one_grid_fused_into_two_samplers(tmp_path):
+    x_shape, size = (2, 2, 9, 7), [2, 2, 6, 5]
+    path = build_pair(tmp_path / "two.xml", x_shape, size, consumers=2)
+    compiled = irgrid.compile_model(path)
+    rows = _rows(compiled)
+    assert rows["grid"]["into"] == ["warped", "warped1"]
+    rng = _rng("two")
+    x, theta = rng.standard_normal(x_shape).astype(np.float32), random_theta(rng, 2, 2, np.float32)
+    outputs = compiled({"X": x, "theta": theta})
+    expected = run_ort(x, theta, size, "linear", "zeros", False, False)
+    for name in ("warped", "warped1"):
+        np.testing.assert_allclose(outputs[name], expected, **TOL["f32"])
+
+
+def test_fused_errors_are_located_at_their_layer(tmp_path):
+    """A run-time size the AffineGrid refuses is reported at the AffineGrid, not the GridSample."""
+    path = build_pair(tmp_path / "st.xml", (1, 2, 8, 8), [1, 2, 5, 6], size_input=True)
+    compiled = irgrid.compile_model(path)
+    x, theta = np.zeros((1, 2, 8, 8), np.float32), np.zeros((1, 2, 3), np.float32)
+    with pytest.raises(ShapeError, match=r'AffineGrid layer "grid" \(id 3\), port 1: size \[1, 2, -5, 6\] must be'):
+        compiled({"X": x, "theta": theta, "size": np.array([1, 2, -5, 6])})
+    with pytest.raises(ShapeError, match=r'AffineGrid layer "grid" \(id 3\), port 1: theta\'s batch and size'):
+        compiled({"X": x, "theta": theta, "size": np.array([2, 2, 5, 6])})
+
+
+def test_cli_plan(tmp_path):
+    path = build_pair(tmp_path / "st.xml", (1, 2, 8, 8), [1, 2, 5, 6])
+    proc = subprocess.run([sys.executable, "-m", "irgrid", "infer", str(path), "--plan", "-niter", "1"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert 'fused into "warped"' in proc.stdout and "Peak memory:" in proc.stdout and "Latency" in proc.stdout
