@@ -91,7 +91,7 @@ def test_range1(values, dtype, tmp_path, ov_run):
 
 
 @pytest.mark.parametrize("values,message", [((0, 5, 0), "step is 0"), ((0, 5, 0.5), "after truncation"),
-                                            ((0, np.inf, 1), "stop is inf")])
+                                            ((0, np.inf, 1), "stop is inf"), ((0, 1e30, 1), "stop .* does not fit")])
 def test_range_bad_values_name_the_input(values, message):
     spec = find("Range", "opset4")
     infos = [TensorInfo((), "f32", np.array(v, np.float32)) for v in values]

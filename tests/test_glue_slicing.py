@@ -256,3 +256,16 @@ def test_unknown_rank_input(tmp_path, ov_run, ov_core):
         got = [compiled({"x": data})["y"]]
         assert got[0].shape == expected[0].shape
         np.testing.assert_allclose(got[0], expected[0], rtol=1e-6, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape,begin,shrink", [((5,), [-2], [1]), ((3, 4), [2, -1], [1, 1]), ((3, 4), [1, 0], [0, 1])])
+def test_strided_slice_shrinking_to_a_scalar(shape, begin, shrink, tmp_path, ov_run):
+    """Shrinking every axis gives a 0-d tensor (not shape (1,)), a scalar that later layers broadcast."""
+    data = _data(shape)
+    x = ops.parameter(list(shape), np.float32, name="x")
+    s = o1.strided_slice(x, _i64(begin), _i64([b + 1 for b in begin]), _i64([1] * len(begin)), [0] * len(begin),
+                         [0] * len(begin), [], shrink, [])
+    y = named(ops.add(s, ops.constant(np.zeros((2, 1), np.float32))), "y")
+    expected, got = run_both(ov.Model([ops.result(named(s, "s")), ops.result(y)], [x], "scalar"), [data], tmp_path,
+                             ov_run)
+    assert_same(expected, got)

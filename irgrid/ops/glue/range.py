@@ -50,6 +50,10 @@ def _plan(output_type: str, inputs: list[TensorInfo]) -> tuple[list[float | int]
         return None, None
     if output_type in INTEGER_TYPES:
         values = [int(v) for v in values]  # int() truncates toward zero
+        info = np.iinfo(element_types.numpy_dtype(output_type))
+        for index, value in enumerate(values):
+            if not info.min <= value <= info.max:  # a cast OpenVINO leaves undefined
+                raise ShapeError(f"{_NAMES[index]} {value} does not fit output type {output_type}", input=index)
     start, stop, step = values
     if step == 0:
         raise ShapeError("step is 0" + (" after truncation to an integer" if output_type in INTEGER_TYPES else ""),

@@ -11,7 +11,7 @@ from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import int_values
-from .index_inputs import scalar_axis, value_infos, vector_length
+from .index_inputs import contiguous, scalar_axis, value_infos, vector_length
 
 
 def _parts(data: TensorInfo, axis: int | None, lengths: list[int | None]) -> list[TensorInfo]:
@@ -60,7 +60,7 @@ def _cut(data: np.ndarray, axis: int, lengths: list[int]) -> list[np.ndarray]:
     parts = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         index[axis] = slice(int(lo), int(hi))
-        parts.append(np.ascontiguousarray(data[tuple(index)]))
+        parts.append(contiguous(data[tuple(index)]))
     return parts
 
 
