@@ -19,6 +19,7 @@ import numpy as np
 from ...ir.attributes import Attr
 from ...registry import Attrs
 from .broadcasting import BinaryFn, register_binary
+from .index_inputs import NUMERIC_TYPES
 
 
 def _integer_divide(a: np.ndarray, b: np.ndarray, python_division: bool) -> np.ndarray:
@@ -68,12 +69,16 @@ def _power(attrs: Attrs, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.power(a, b)
 
 
-register_binary("Add", lambda attrs, a, b: np.add(a, b), "Element-wise add (numpy).")
-register_binary("Subtract", lambda attrs, a, b: np.subtract(a, b), "Element-wise subtract (numpy).")
-register_binary("Multiply", lambda attrs, a, b: np.multiply(a, b), "Element-wise multiply (numpy).")
-register_binary("Divide", _divide, "Element-wise divide (numpy).", attrs=(Attr("m_pythondiv", "bool", True),))
-register_binary("Minimum", lambda attrs, a, b: np.where(a < b, a, b), "Element-wise minimum.")
-register_binary("Maximum", lambda attrs, a, b: np.where(a > b, a, b), "Element-wise maximum.")
-register_binary("Power", _power, "Element-wise a to the power b (exact for integers).")
-register_binary("Mod", _remainder(np.trunc, np.fmod), "Remainder with the dividend's sign (C fmod).")
-register_binary("FloorMod", _remainder(np.floor, np.mod), "Remainder with the divisor's sign (Python %).")
+_ARITHMETIC = {
+    "Add": (lambda attrs, a, b: np.add(a, b), "Element-wise add (numpy).", ()),
+    "Subtract": (lambda attrs, a, b: np.subtract(a, b), "Element-wise subtract (numpy).", ()),
+    "Multiply": (lambda attrs, a, b: np.multiply(a, b), "Element-wise multiply (numpy).", ()),
+    "Divide": (_divide, "Element-wise divide (numpy).", (Attr("m_pythondiv", "bool", True),)),
+    "Minimum": (lambda attrs, a, b: np.where(a < b, a, b), "Element-wise minimum.", ()),
+    "Maximum": (lambda attrs, a, b: np.where(a > b, a, b), "Element-wise maximum.", ()),
+    "Power": (_power, "Element-wise a to the power b (exact for integers).", ()),
+    "Mod": (_remainder(np.trunc, np.fmod), "Remainder with the dividend's sign (C fmod).", ()),
+    "FloorMod": (_remainder(np.floor, np.mod), "Remainder with the divisor's sign (Python %).", ()),
+}
+for _name, (_fn, _summary, _attrs) in _ARITHMETIC.items():  # OpenVINO refuses boolean operands for all
+    register_binary(_name, _fn, _summary, attrs=_attrs, operand_types=NUMERIC_TYPES)

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import LayerAttributeError
+from ...errors import LayerAttributeError, ShapeError
 from ...ir.attributes import Attr
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import array_infos, require_float
@@ -46,6 +46,8 @@ def _register(type_: str, fn: UnaryFn, summary: str, *, floats_only: bool = Fals
         (x,) = inputs
         if check_attrs is not None:
             check_attrs(attrs)
+        if x.element_type == "boolean":
+            raise ShapeError(f"{type_} takes a numeric input, got boolean", input=0)
         if floats_only:
             require_float(x, 0, f"{type_}'s input")
         return [TensorInfo(x.shape, x.element_type)]
@@ -53,7 +55,7 @@ def _register(type_: str, fn: UnaryFn, summary: str, *, floats_only: bool = Fals
     def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
         (x,) = inputs
         if x.dtype.kind in "iub":
-            if floats_only:  # inference skips inputs of unknown rank: refuse here
+            if floats_only or x.dtype.kind == "b":  # inference skips inputs of unknown rank: refuse here
                 infer(attrs, array_infos([x]))
             if integer_identity:
                 return [x]

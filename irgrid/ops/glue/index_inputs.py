@@ -14,9 +14,10 @@ from ...errors import ShapeError
 from ...ir import element_types
 from ...ir.dims import format_shape
 from ...registry import TensorInfo
-from ..common import int_values, normalize_axis
+from ..common import FLOAT_TYPES, int_values, normalize_axis
 
 INTEGER_TYPES = ("i8", "u8", "i16", "u16", "i32", "i64", "u32", "u64")
+NUMERIC_TYPES = INTEGER_TYPES + FLOAT_TYPES  # every type but boolean
 
 
 def require_integer(info: TensorInfo, index: int, what: str) -> None:

@@ -21,16 +21,15 @@ from ...ir import element_types
 from ...ir.attributes import Attr
 from ...memory import check_fits
 from ...registry import OpSpec, TensorInfo, register
-from .index_inputs import INTEGER_TYPES, value_infos
+from .index_inputs import INTEGER_TYPES, NUMERIC_TYPES, value_infos
 
 _NAMES = ("start", "stop", "step")
-_NUMERIC = INTEGER_TYPES + ("f16", "bf16", "f32", "f64")
 
 
 def _scalars(inputs: list[TensorInfo]) -> list[float | int] | None:
     """start, stop, step as Python numbers (None when any is unknown); checks they are numeric scalars."""
     for index, info in enumerate(inputs):
-        if info.element_type not in _NUMERIC:
+        if info.element_type not in NUMERIC_TYPES:
             raise ShapeError(f"{_NAMES[index]} must be numeric, got {info.element_type}", input=index)
         if info.shape not in ((), (1,)):
             raise ShapeError(f"{_NAMES[index]} must be a scalar", input=index)

@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import int_values, normalize_axis, require_float
@@ -30,6 +31,8 @@ def _axes(inputs: list[TensorInfo]) -> list[int] | None:
 
 def _reduce_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     data, axes_info = inputs
+    if data.element_type == "boolean":
+        raise ShapeError("takes a numeric input, got boolean (ReduceLogicalAnd/Or reduce booleans)", input=0)
     axes = _axes(inputs)
     keep = attrs["keep_dims"]
     if axes is None:
@@ -76,7 +79,9 @@ _REDUCTIONS: dict[str, ReduceFn] = {
 
 def _reduce_runner(fn: ReduceFn):
     def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-        axes = tuple(_axes(value_infos(inputs)))
+        infos = value_infos(inputs)
+        _reduce_infer(attrs, infos)  # inference skips inputs of unknown rank: check them here
+        axes = tuple(_axes(infos))
         data = inputs[0]
         wide = data.astype(np.float32) if data.dtype == np.float16 else data
         with np.errstate(all="ignore"):
@@ -105,6 +110,8 @@ def _softmax_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> lis
     (x,) = inputs
     _softmax_infer(attrs, value_infos(inputs))
     axis = attrs["axis"]
+    if x.size == 0:
+        return [x.copy()]
     wide = x.astype(np.float32) if x.dtype == np.float16 else x
     with np.errstate(all="ignore"):
         shifted = np.exp(wide - np.max(wide, axis=axis, keepdims=True))
