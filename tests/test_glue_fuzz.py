@@ -48,6 +48,18 @@ _CHILD = textwrap.dedent("""
                 "ints": lambda: ",".join(str(rng.choice([0, 1])) for _ in range(rng.randint(0, 4))),
                 "element_type": lambda: rng.choice(TYPES)}[attr.kind]()
 
+    def attempt(stage, where, call):
+        # call()'s result, or None after counting an IRGridError or MemoryError or recording a bad one
+        try:
+            return call()
+        except IRGridError:
+            report["irgrid_errors"] += 1
+        except MemoryError:
+            report["memory_errors"] += 1
+        except BaseException as exc:
+            report["bad"].append(f"{stage} {where}: {type(exc).__name__}: {exc}"[:400])
+        return None
+
     for trial in range(TRIALS):
         spec = rng.choice(specs)
         try:
@@ -61,24 +73,9 @@ _CHILD = textwrap.dedent("""
             arrays.append(array(element_type, shape))
             infos.append(TensorInfo(shape, element_type, arrays[-1] if rng.random() < 0.8 else None))
         where = f"{spec.type}-{spec.versions[0]} {[(i.shape, i.element_type) for i in infos]} {attrs}"
-        try:
-            outs = spec.infer(attrs, infos)
-        except IRGridError:
-            report["irgrid_errors"] += 1
-            continue
-        except BaseException as exc:
-            report["bad"].append(f"infer {where}: {type(exc).__name__}: {exc}"[:400])
-            continue
-        try:
-            results = spec.run(attrs, arrays, RunContext(1))
-        except IRGridError:
-            report["irgrid_errors"] += 1
-            continue
-        except MemoryError:
-            report["memory_errors"] += 1
-            continue
-        except BaseException as exc:
-            report["bad"].append(f"run {where}: {type(exc).__name__}: {exc}"[:400])
+        outs = attempt("infer", where, lambda: spec.infer(attrs, infos))
+        results = None if outs is None else attempt("run", where, lambda: spec.run(attrs, arrays, RunContext(1)))
+        if results is None:
             continue
         report["ok"] += 1
         if all(i.value is not None for i in infos):
