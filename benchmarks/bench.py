@@ -36,8 +36,8 @@ Method
   onnxruntime runs a one-node DeformConv-19 model, torch (when torchvision is importable)
   torchvision.ops.deform_conv2d. Reported: GFLOP/s (2 * oC * C/group * K multiply-adds per output
   point, over irgrid's median time), that as a fraction of the SGEMM rate measured in the same run
-  (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's
-  im2col column buffer (its peak extra memory besides inputs and output).
+  (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's peak
+  extra memory besides inputs and output (the im2col tile, at most 64 MiB, and its GEMM result).
 - Each peer's output is compared with irgrid's (max |diff| column).
 - Other processes on the machine skew timings: each measurement records the CPU share other
   processes used meanwhile (/proc/stat busy time minus this process's CPU time; VM steal time is
@@ -154,6 +154,29 @@ def _affine_onnx(case: dict, path: Path) -> Path:
     return path
 
 
+def _openvino_fn(core, model, inputs: dict[str, np.ndarray], threads: int):
+    """(infer callable, version) for an ov.Model on the CPU plugin, at f32 with `threads` threads, one stream."""
+    import openvino as ov
+
+    compiled = core.compile_model(model, "CPU", {
+        "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+        "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    output = compiled.outputs[0]
+    return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+
+
+def _ort_session(model, threads: int):
+    """(session, version): onnxruntime on the CPU with `threads` intra-op threads, sequential."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]), ort.__version__
+
+
 def _affine_peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, threads: int):
     """(callable returning the output array, version string) for the AffineGrid cases."""
     if peer in ("irgrid", "irgrid_unfused"):
@@ -165,22 +188,10 @@ def _affine_peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: s
         import openvino as ov
 
         model = ov.convert_model(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))))
-        compiled = ov.Core().compile_model(model, "CPU", {
-            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-            "PERFORMANCE_HINT": "LATENCY"})
-        request = compiled.create_infer_request()
-        output = compiled.outputs[0]
-        return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+        return _openvino_fn(ov.Core(), model, inputs, threads)
     if peer == "onnxruntime":
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        session = ort.InferenceSession(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))), options,
-                                       providers=["CPUExecutionProvider"])
-        return (lambda: session.run(None, inputs)[0]), ort.__version__
+        session, version = _ort_session(str(_affine_onnx(case, Path(xml).with_suffix(".onnx"))), threads)
+        return (lambda: session.run(None, inputs)[0]), version
     if peer == "torch":
         import torch
 
@@ -410,12 +421,7 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
             core.add_extension(irgrid.openvino.extensions())
             xml = xml.replace(".xml", ".irgrid1.xml")
             _write_ir(case, Path(xml), owned=True)
-        compiled = core.compile_model(core.read_model(xml), "CPU", {
-            "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-            "PERFORMANCE_HINT": "LATENCY"})
-        request = compiled.create_infer_request()
-        output = compiled.outputs[0]
-        return (lambda: request.infer(inputs, share_inputs=True)[output]), ov.__version__
+        return _openvino_fn(core, core.read_model(xml), inputs, threads)
     if peer == "onnxruntime" and case["kind"] == "deform_conv":
         return _onnxruntime_deform_conv(case, inputs, threads)
     if peer == "torch" and case["kind"] == "deform_conv":
@@ -432,7 +438,6 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
                                      mask=tensors.get("mask")).numpy()
         return run_deform, torch.__version__
     if peer == "onnxruntime":
-        import onnxruntime as ort
         from onnx import TensorProto, helper
 
         x, grid = inputs["X"], inputs["grid"]
@@ -443,13 +448,9 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
                            helper.make_tensor_value_info("grid", TensorProto.FLOAT, grid.shape)],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        session, version = _ort_session(model.SerializeToString(), threads)
         feed = {"X": x, "grid": grid}
-        return (lambda: session.run(None, feed)[0]), ort.__version__
+        return (lambda: session.run(None, feed)[0]), version
     if peer == "torch":
         import torch
 
@@ -823,7 +824,8 @@ def main(argv: list[str] | None = None) -> int:
                     rows = math.prod(case["w"][1:])
                     points = math.prod(case["x"][2:])
                     row["irgrid_GFLOPs"] = _deform_flops(case) / (base / 1e3) / 1e9
-                    row["column_buffer_MiB"] = rows * tile_points(rows, points, 4) * 4 / 2**20
+                    # The im2col tile and the GEMM's result for it (one group: oC rows).
+                    row["extra_memory_MiB"] = (rows + case["w"][0]) * tile_points(rows, points, 4) * 4 / 2**20
                     if sgemm and sgemm.get("ok"):
                         row["fraction_of_sgemm"] = row["irgrid_GFLOPs"] / sgemm["GFLOPs"]
                 if case["kind"] == "grid_sample":
@@ -924,11 +926,11 @@ def _print_tables(report: dict, available: dict) -> None:
     if deform:
         sgemm = report.get("sgemm") or {}
         print(f"\nDeformConv: irgrid GFLOP/s and its fraction of the best SGEMM rate of this run "
-              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); im2col column buffer (peak extra memory):")
+              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); peak extra memory (im2col tile + its GEMM result):")
         for r in deform:
             frac = r.get("fraction_of_sgemm")
             print(f"  {r['case']:<32} {r['irgrid_GFLOPs']:7.1f} GFLOP/s  {(f'{100 * frac:.0f}%' if frac else '-'):>5} "
-                  f"of SGEMM  column buffer {r['column_buffer_MiB']:.1f} MiB")
+                  f"of SGEMM  extra memory {r['extra_memory_MiB']:.1f} MiB")
     tiny = next((r for r in report["results"] if r["case"] == "grid_sample/tiny"), None)
     if tiny:
         print("\nPer-call overhead (GridSample on X 1x1x4x4, grid 1x2x2x2):")

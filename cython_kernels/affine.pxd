@@ -12,7 +12,7 @@ centre, as torch places it.
 from cython cimport floating
 
 cdef enum:
-    AFFINE_MAX_RANK = 3  # AffineGrid is 2-D or 3-D
+    AFFINE_MAX_RANK = 3  # AffineGrid is 2-D or 3-D (1-D also works)
 
 
 cdef inline void axis_start_step(Py_ssize_t length, bint align_corners, floating* start,
@@ -51,17 +51,23 @@ cdef inline void next_index(Py_ssize_t rank, const Py_ssize_t* extents, Py_ssize
 cdef inline void affine_point(const floating* theta, Py_ssize_t rank, const Py_ssize_t* index,
                               const floating* starts, const floating* steps, floating* g) noexcept nogil:
     """g = theta @ [base, 1] at the point `index`: theta is (rank, rank + 1) row-major; index, starts,
-    steps and g list x (innermost) first. Summed left to right: theta[k, 0] * x + theta[k, 1] * y ..."""
-    cdef floating base[AFFINE_MAX_RANK]
-    cdef floating s
-    cdef Py_ssize_t k, j
-    for j in range(rank):
-        base[j] = starts[j] + <floating>index[j] * steps[j]
-    for k in range(rank):
-        s = theta[k * (rank + 1)] * base[0]
-        for j in range(1, rank):
-            s = s + theta[k * (rank + 1) + j] * base[j]
-        g[k] = s + theta[k * (rank + 1) + rank]
+    steps and g list x (innermost) first. Summed left to right: theta[k, 0] * x + theta[k, 1] * y ...
+    (2-D and 3-D written out, the same sums in the same order, so that the compiler keeps them in
+    registers)."""
+    cdef floating x = starts[0] + <floating>index[0] * steps[0]
+    cdef floating y, z
+    if rank == 2:
+        y = starts[1] + <floating>index[1] * steps[1]
+        g[0] = theta[0] * x + theta[1] * y + theta[2]
+        g[1] = theta[3] * x + theta[4] * y + theta[5]
+    elif rank == 3:
+        y = starts[1] + <floating>index[1] * steps[1]
+        z = starts[2] + <floating>index[2] * steps[2]
+        g[0] = theta[0] * x + theta[1] * y + theta[2] * z + theta[3]
+        g[1] = theta[4] * x + theta[5] * y + theta[6] * z + theta[7]
+        g[2] = theta[8] * x + theta[9] * y + theta[10] * z + theta[11]
+    else:
+        g[0] = theta[0] * x + theta[1]
 
 
 cdef inline void affine_axes(const Py_ssize_t* out_dims, Py_ssize_t rank, bint align_corners,

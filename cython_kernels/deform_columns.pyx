@@ -27,6 +27,7 @@ from libc.math cimport NAN
 
 from interpolation cimport (
     MAX_TAPS, MAX_RANK, PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, clamp_coordinate, guarded_floor,
+    outer_product_taps, weighted_sum,
 )
 
 cdef enum Boundary:
@@ -70,8 +71,6 @@ cdef inline floating tap_sum(const floating* xc, const Py_ssize_t* off, const fl
                              Py_ssize_t count) noexcept nogil:
     """Sum of wt[t] * xc[off[t]] in a fixed order with a short dependency chain: a balanced tree
     for the 2, 4 and 8 taps of 1-, 2- and 3-D points, four interleaved partial sums otherwise."""
-    cdef floating a0, a1, a2, a3
-    cdef Py_ssize_t t
     if count == 4:
         return (wt[0] * xc[off[0]] + wt[1] * xc[off[1]]) + (wt[2] * xc[off[2]] + wt[3] * xc[off[3]])
     if count == 1:
@@ -81,18 +80,7 @@ cdef inline floating tap_sum(const floating* xc, const Py_ssize_t* off, const fl
     if count == 8:
         return (((wt[0] * xc[off[0]] + wt[1] * xc[off[1]]) + (wt[2] * xc[off[2]] + wt[3] * xc[off[3]]))
                 + ((wt[4] * xc[off[4]] + wt[5] * xc[off[5]]) + (wt[6] * xc[off[6]] + wt[7] * xc[off[7]])))
-    a0 = a1 = a2 = a3 = 0
-    t = 0
-    while t + 4 <= count:
-        a0 = a0 + wt[t] * xc[off[t]]
-        a1 = a1 + wt[t + 1] * xc[off[t + 1]]
-        a2 = a2 + wt[t + 2] * xc[off[t + 2]]
-        a3 = a3 + wt[t + 3] * xc[off[t + 3]]
-        t += 4
-    while t < count:
-        a0 = a0 + wt[t] * xc[off[t]]
-        t += 1
-    return (a0 + a1) + (a2 + a3)
+    return weighted_sum(xc, off, wt, count)
 
 
 cdef void sample_columns(const floating* x, const floating* offsets, const floating* mask, floating* col,
@@ -117,9 +105,7 @@ cdef void sample_columns(const floating* x, const floating* offsets, const float
     cdef Py_ssize_t dim_n[MAX_RANK]
     cdef Py_ssize_t kidx[MAX_RANK]
     cdef Py_ssize_t n = stop - start, max_taps = 1 << rank
-    cdef Py_ssize_t i, d, k, c, e, j, q, dn, count, rest, channel
-    cdef Py_ssize_t* off
-    cdef floating* wt
+    cdef Py_ssize_t i, d, k, c, q, count, rest, channel
     cdef floating pos, weight
     cdef PointStatus status
     cdef const floating* xc
@@ -156,20 +142,8 @@ cdef void sample_columns(const floating* x, const floating* offsets, const float
                 tap_n[i] = -1 if status == POINT_NAN else 0
                 continue
             weight = mask[(group * kernel_size + k) * points + start + i] if has_mask else 1
-            # Outer product of the per-dim taps, outermost dim major, expanded in place from the back.
-            off = tap_off + i * max_taps
-            wt = tap_w + i * max_taps
-            off[0] = 0
-            wt[0] = weight
-            count = 1
-            for d in range(rank):
-                dn = dim_n[d]
-                for e in range(count - 1, -1, -1):
-                    for j in range(dn - 1, -1, -1):
-                        off[e * dn + j] = off[e] + dim_off[2 * d + j]
-                        wt[e * dn + j] = wt[e] * dim_w[2 * d + j]
-                count *= dn
-            tap_n[i] = count
+            tap_n[i] = outer_product_taps(dim_off, dim_w, dim_n, rank, 2, weight, tap_off + i * max_taps,
+                                          tap_w + i * max_taps)
         for c in range(group_channels):
             channel = group * group_channels + c
             xc = x + channel * plane

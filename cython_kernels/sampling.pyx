@@ -17,33 +17,12 @@ from libc.math cimport NAN
 
 from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
-    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps,
+    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps, weighted_sum,
 )
 from affine cimport AFFINE_MAX_RANK, affine_axes, affine_point, first_index, next_index
 
 cdef extern from *:
     void __builtin_prefetch(const void*) noexcept nogil  # GCC and Clang; a hint, never a read
-
-cdef inline floating weighted_sum(const floating* xc, const Py_ssize_t* off, const floating* wt,
-                                  Py_ssize_t count) noexcept nogil:
-    """Sum of wt[t] * xc[off[t]] in four interleaved partial sums (t mod 4), combined pairwise: a
-    fixed order, with a dependency chain a quarter as long as a single running sum."""
-    cdef floating a0 = 0, a1 = 0, a2 = 0, a3 = 0
-    cdef Py_ssize_t t = 0
-    while t + 4 <= count:
-        a0 = a0 + wt[t] * xc[off[t]]
-        a1 = a1 + wt[t + 1] * xc[off[t + 1]]
-        a2 = a2 + wt[t + 2] * xc[off[t + 2]]
-        a3 = a3 + wt[t + 3] * xc[off[t + 3]]
-        t += 4
-    if t < count:
-        a0 = a0 + wt[t] * xc[off[t]]
-    if t + 1 < count:
-        a1 = a1 + wt[t + 1] * xc[off[t + 1]]
-    if t + 2 < count:
-        a2 = a2 + wt[t + 2] * xc[off[t + 2]]
-    return (a0 + a1) + (a2 + a3)
-
 
 cdef inline Py_ssize_t point_taps(const floating* g, Py_ssize_t rank, const Py_ssize_t* dims,
                                   const Py_ssize_t* strides, int mode, int padding, bint align_corners,
@@ -55,7 +34,7 @@ cdef inline Py_ssize_t point_taps(const floating* g, Py_ssize_t rank, const Py_s
     cdef Py_ssize_t dim_off[4 * MAX_RANK]
     cdef floating dim_w[4 * MAX_RANK]
     cdef Py_ssize_t dim_n[MAX_RANK]
-    cdef Py_ssize_t k, j, e, count, dn
+    cdef Py_ssize_t k
     cdef PointStatus status = POINT_OK
     for k in range(rank):  # k: spatial dim, outermost first; the grid lists innermost first
         status = dim_taps(g[rank - 1 - k], dims[k], strides[k], mode, padding, align_corners,
@@ -68,18 +47,7 @@ cdef inline Py_ssize_t point_taps(const floating* g, Py_ssize_t rank, const Py_s
                 status = POINT_NAN
     if status != POINT_OK:
         return -1 if status == POINT_NAN else 0
-    # Outer product of the per-dim taps, outermost dim major, expanded in place from the back.
-    off[0] = 0
-    wt[0] = 1
-    count = 1
-    for k in range(rank):
-        dn = dim_n[k]
-        for e in range(count - 1, -1, -1):
-            for j in range(dn - 1, -1, -1):
-                off[e * dn + j] = off[e] + dim_off[4 * k + j]
-                wt[e * dn + j] = wt[e] * dim_w[4 * k + j]
-        count *= dn
-    return count
+    return outer_product_taps(dim_off, dim_w, dim_n, rank, 4, 1, off, wt)
 
 
 cdef void apply_taps(const floating* x, floating* y, Py_ssize_t channels, Py_ssize_t plane, Py_ssize_t points,

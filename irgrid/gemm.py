@@ -53,13 +53,21 @@ class _CompiledMatMul:
         left = ops.parameter([m, k], ov.Type.f32)
         right = ops.parameter([k, n], ov.Type.f32)
         model = ov.Model([ops.matmul(left, right, False, False)], [left, right], "irgrid_gemm")
-        compiled = ov.Core().compile_model(model, "CPU", {
+        compiled = _core().compile_model(model, "CPU", {
             "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
         self.request = compiled.create_infer_request()
         self.lock = threading.Lock()
 
 
+@lru_cache(maxsize=1)
+def _core():
+    """One OpenVINO Core for every compiled MatMul (creating a Core loads the plugins)."""
+    import openvino as ov
+
+    return ov.Core()
+
+
 @lru_cache(maxsize=64)
 def _openvino_matmul(m: int, k: int, n: int, threads: int) -> _CompiledMatMul:
-    """One compiled MatMul per (shapes, threads) (f32 only), kept for the process's lifetime."""
+    """One compiled MatMul per (shapes, threads) (f32 only); the 64 most recently used are kept."""
     return _CompiledMatMul(m, k, n, threads)

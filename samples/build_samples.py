@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """(Re)build irgrid's bundled samples, deterministically, and verify them.
 
-    python samples/build_samples.py            # build all three, then verify
+    python samples/build_samples.py            # build all of them, then verify
     python samples/build_samples.py --no-verify
     python samples/build_samples.py flow_warp  # only some
 
@@ -28,6 +28,27 @@ samples/<name>/model.xml` picks up the inputs.npz beside the model.
       GridSample irgrid1, mode linear (trilinear), padding zeros, align_corners=false
   Verified: irgrid equals a float64 numpy trilinear reference and onnxruntime's GridSample-20
   (3-D linear) fed the same normalised grid.
+- dcn_block: a DCNv2 block (modulated deformable convolution), built with the OpenVINO Python API:
+      conv = Convolution(features, 27x32x3x3, pads 1) + bias
+      offsets, logits = VariadicSplit(conv, axis 1, [18, 9]);  mask = Sigmoid(logits)
+      out = Relu(DeformableConvolution-8(features, offsets, 32x32x3x3, mask, pads 1,
+                                         bilinear_interpolation_pad=true))
+  with zero-padded bilinear sampling, as the DCNv2 implementations (and ONNX DeformConv) sample.
+  Verified: irgrid equals OpenVINO (f32 hint) on the same IR and onnxruntime running the same block
+  as ONNX (Conv, Split, Sigmoid, DeformConv-19, Relu), within 1e-4.
+- spatial_transformer: a spatial transformer as PyTorch users write it (Jaderberg et al.; the
+  PyTorch tutorial's `stn`), exported the way OpenVINO's converter lowers it:
+      flat  = Reshape(image, [N, -1])                       # xs.view(N, -1)
+      theta = Reshape(MatMul(flat, W) + b, [N, 2, 3])       # fc_loc(xs).view(-1, 2, 3)
+      grid  = AffineGrid irgrid1(theta, size)               # F.affine_grid(theta, x.size())
+      out   = GridSample opset9(image, grid), bilinear, zeros, align_corners=false  # F.grid_sample
+  W is small and b is a 10-degree rotation with a zoom, so theta depends (a little) on the image.
+  size is the Const [2, 3, 48, 64], as OpenVINO's converter folds x.size() of a static input, so
+  every port in the IR has static dims.
+  compile_model fuses the AffineGrid into the GridSample (`irgrid infer ... --plan` shows it).
+  Verified: irgrid equals onnxruntime running the same graph as ONNX (MatMul, Add, Reshape,
+  AffineGrid-20, GridSample-20), and torch when installed; fused equals unfused bitwise; OpenVINO
+  runs the IR with irgrid's extension (`irgrid.openvino.extensions()`) and agrees.
 """
 from __future__ import annotations
 
@@ -49,6 +70,11 @@ PRIOR_STRIDE = 32.0
 FLOW_H, FLOW_W = 96, 128
 # volume_warp
 VOL_D, VOL_H, VOL_W = 24, 32, 32
+# dcn_block: a DCNv2 block, 2-D
+DCN_SHAPE = (1, 32, 48, 64)  # (N, C, H, W); H != W so that a y/x mix-up shows
+DCN_TAPS = 9  # 3x3 kernels
+# spatial_transformer: a batch of two images, H != W
+STN_N, STN_H, STN_W = 2, 48, 64
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,7 +242,75 @@ def build_volume_warp(out: Path) -> None:
     np.savez_compressed(out / "inputs.npz", volume=volume_np, displacement=disp_np)
 
 
-BUILDERS = {"prior_grid": build_prior_grid, "flow_warp": build_flow_warp, "volume_warp": build_volume_warp}
+def _dcn_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seeded (offset-and-mask conv weights, its bias, deformable conv weights)."""
+    rng = np.random.default_rng(SEED + 3)
+    c = DCN_SHAPE[1]
+    # Offsets of about 1-2 pixels from unit-variance features: std 0.1 over 9 * C inputs.
+    conv_w = rng.normal(0, 0.1, (3 * DCN_TAPS, c, 3, 3)).astype(np.float32)
+    conv_b = rng.normal(0, 0.5, 3 * DCN_TAPS).astype(np.float32)
+    deform_w = rng.normal(0, (2.0 / (c * DCN_TAPS)) ** 0.5, (c, c, 3, 3)).astype(np.float32)
+    return conv_w, conv_b, deform_w
+
+
+def build_dcn_block(out: Path) -> None:
+    import openvino as ov
+    import openvino.opset1 as ops1
+    import openvino.opset8 as ops8
+
+    conv_w, conv_b, deform_w = _dcn_weights()
+    features = ops1.parameter(list(DCN_SHAPE), np.float32, name="features")
+    conv = ops1.add(ops1.convolution(features, ops1.constant(conv_w), [1, 1], [1, 1], [1, 1], [1, 1]),
+                    ops1.constant(conv_b.reshape(1, -1, 1, 1)))
+    offsets, logits = ops1.variadic_split(conv, ops1.constant(np.int64(1)),
+                                          ops1.constant(np.array([2 * DCN_TAPS, DCN_TAPS], np.int64))).outputs()
+    deformed = ops8.deformable_convolution(features, offsets, ops1.constant(deform_w), [1, 1], [1, 1], [1, 1],
+                                           [1, 1], mask=ops1.sigmoid(logits), bilinear_interpolation_pad=True)
+    relu = ops1.relu(deformed)
+    relu.output(0).get_tensor().set_names({"dcn_out"})
+    out.mkdir(parents=True, exist_ok=True)
+    ov.save_model(ov.Model([relu], [features], "dcn_block"), str(out / "model.xml"), compress_to_fp16=False)
+    rng = np.random.default_rng(SEED + 4)
+    np.savez_compressed(out / "inputs.npz", features=rng.standard_normal(DCN_SHAPE).astype(np.float32))
+
+
+def _stn_weights(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """fc_loc's weights (features, 6) and bias (6,): a 10-degree rotation zoomed by 1.15, moved
+    slightly by the image (weights small against 3 * 48 * 64 features in [0, 1])."""
+    angle = np.deg2rad(10.0)
+    bias = np.array([np.cos(angle), -np.sin(angle), 0.05, np.sin(angle), np.cos(angle), -0.03]) / 1.15
+    weights = rng.standard_normal((3 * STN_H * STN_W, 6)) * 2e-4
+    return weights.astype(np.float32), bias.astype(np.float32)
+
+
+def build_spatial_transformer(out: Path) -> None:
+    from irgrid.builder import IRBuilder
+
+    rng = np.random.default_rng(SEED + 3)
+    images = np.concatenate([_image(STN_H, STN_W, rng) for _ in range(STN_N)])
+    weights, bias = _stn_weights(rng)
+    b = IRBuilder("spatial_transformer")
+    image = b.parameter("image", (STN_N, 3, STN_H, STN_W))
+    (flat,) = b.layer("Reshape", "opset1", [image, b.const(np.array([0, -1], np.int64), "flat_shape")],
+                      {"special_zero": True}, name="features")
+    (fc,) = b.layer("MatMul", "opset1", [flat, b.const(weights, "fc_loc.weight")],
+                    {"transpose_a": False, "transpose_b": False}, name="fc_loc/matmul")
+    (fc,) = b.layer("Add", "opset1", [fc, b.const(bias.reshape(1, 6), "fc_loc.bias")],
+                    {"auto_broadcast": "numpy"}, name="fc_loc")
+    (theta,) = b.layer("Reshape", "opset1", [fc, b.const(np.array([-1, 2, 3], np.int64), "theta_shape")],
+                       {"special_zero": False}, name="theta")
+    size = b.const(np.array([STN_N, 3, STN_H, STN_W], np.int64), "size")
+    (grid,) = b.layer("AffineGrid", "irgrid1", [theta, size], {"align_corners": False}, name="grid")
+    (warped,) = b.layer("GridSample", "opset9", [image, grid],
+                        {"align_corners": False, "mode": "bilinear", "padding_mode": "zeros"}, name="warped")
+    b.result(warped, "warped/sink")
+    out.mkdir(parents=True, exist_ok=True)
+    b.save(out / "model.xml")
+    np.savez_compressed(out / "inputs.npz", image=images)
+
+
+BUILDERS = {"prior_grid": build_prior_grid, "flow_warp": build_flow_warp, "volume_warp": build_volume_warp,
+            "dcn_block": build_dcn_block, "spatial_transformer": build_spatial_transformer}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,10 +346,15 @@ def _linear_sample(data: np.ndarray, pix: np.ndarray, padding: str) -> np.ndarra
     return out
 
 
-def _run_openvino(xml: Path, inputs: dict[str, np.ndarray]) -> np.ndarray:
+def _run_openvino(xml: Path, inputs: dict[str, np.ndarray], extension: bool = False) -> np.ndarray:
+    """OpenVINO's CPU plugin at f32; `extension`: with irgrid's op extension (irgrid1 layers)."""
     import openvino as ov
 
     core = ov.Core()
+    if extension:
+        import irgrid.openvino
+
+        core.add_extension(irgrid.openvino.extensions())
     compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     result = compiled(inputs)
     return np.asarray(result[compiled.outputs[0]])
@@ -319,6 +418,14 @@ def verify(name: str, out: Path) -> list[str]:
         ort = _run_onnxruntime_grid_sample(inputs["volume"], pix)
         if ort is not None:
             failures += _compare("irgrid vs onnxruntime GridSample-20 (3-D linear)", ours, ort, 1e-5)
+    elif name == "dcn_block":
+        failures += _compare("irgrid vs OpenVINO DeformableConvolution-8 (f32)", ours, _run_openvino(xml, inputs),
+                             1e-4)
+        ort = _run_onnxruntime_dcn_block(inputs["features"])
+        if ort is not None:
+            failures += _compare("irgrid vs onnxruntime DeformConv-19 block", ours, ort, 1e-4)
+    elif name == "spatial_transformer":
+        failures += _verify_spatial_transformer(xml, inputs, ours)
     failures += _check_cli(xml)
     return failures
 
@@ -340,6 +447,87 @@ def _run_onnxruntime_grid_sample(volume: np.ndarray, pix: np.ndarray) -> np.ndar
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run(None, {"X": volume, "grid": grid})[0]
+
+
+def _run_onnxruntime_dcn_block(features: np.ndarray) -> np.ndarray | None:
+    """The same block as ONNX (Conv, Split, Sigmoid, DeformConv-19, Relu) on onnxruntime."""
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("  onnxruntime not importable: skipped")
+        return None
+    conv_w, conv_b, deform_w = _dcn_weights()
+    nodes = [helper.make_node("Conv", ["features", "conv_w", "conv_b"], ["conv"], pads=[1, 1, 1, 1]),
+             helper.make_node("Split", ["conv", "split"], ["offsets", "logits"], axis=1),
+             helper.make_node("Sigmoid", ["logits"], ["mask"]),
+             helper.make_node("DeformConv", ["features", "deform_w", "offsets", "", "mask"], ["deformed"],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["deformed"], ["dcn_out"])]
+    initializers = [numpy_helper.from_array(a, n) for a, n in
+                    ((conv_w, "conv_w"), (conv_b, "conv_b"), (deform_w, "deform_w"),
+                     (np.array([2 * DCN_TAPS, DCN_TAPS], np.int64), "split"))]
+    graph = helper.make_graph(nodes, "dcn_block",
+                              [helper.make_tensor_value_info("features", TensorProto.FLOAT, DCN_SHAPE)],
+                              [helper.make_tensor_value_info("dcn_out", TensorProto.FLOAT, None)], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"features": features})[0]
+
+
+def _verify_spatial_transformer(xml: Path, inputs: dict[str, np.ndarray], ours: np.ndarray) -> list[str]:
+    import irgrid
+
+    failures = []
+    plan = irgrid.compile_model(str(xml)).describe(structured=True)
+    fused = [row["name"] for row in plan["layers"] if row["status"] == "fused"]
+    print(f"  fused: {', '.join(fused) or 'nothing'}")
+    if fused != ["grid"]:
+        failures.append(f"expected the AffineGrid 'grid' fused into the GridSample, got {fused}")
+    unfused = next(iter(irgrid.compile_model(str(xml), fuse=False)(inputs).values()))
+    failures += _compare("irgrid fused vs unfused (bitwise)", ours, unfused.astype(np.float64), 0.0)
+    consts = {layer.name: layer.const for layer in irgrid.read_model(str(xml)).layers.values()}
+    weights, bias = consts["fc_loc.weight"], consts["fc_loc.bias"].reshape(6)
+    ort = _run_onnxruntime_stn(inputs["image"], weights, bias)
+    if ort is not None:
+        failures += _compare("irgrid vs onnxruntime (MatMul, AffineGrid-20, GridSample-20)", ours, ort, 1e-5)
+    theta = (inputs["image"].reshape(STN_N, -1) @ weights + bias).reshape(STN_N, 2, 3)
+    try:
+        import torch
+    except ImportError:
+        print("  torch not importable: skipped")
+    else:
+        grid = torch.nn.functional.affine_grid(torch.from_numpy(theta), list(inputs["image"].shape), align_corners=False)
+        want = torch.nn.functional.grid_sample(torch.from_numpy(inputs["image"]), grid, align_corners=False).numpy()
+        failures += _compare("irgrid vs torch affine_grid + grid_sample", ours, want, 1e-5)
+    failures += _compare("irgrid vs OpenVINO with irgrid's extension (f32)", ours,
+                         _run_openvino(xml, inputs, extension=True), 1e-5)
+    return failures
+
+
+def _run_onnxruntime_stn(images: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> np.ndarray | None:
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("  onnxruntime not importable: skipped")
+        return None
+    consts = {"W": weights, "b": bias.reshape(1, 6), "flat_shape": np.array([0, -1], np.int64),
+              "theta_shape": np.array([-1, 2, 3], np.int64)}
+    nodes = [helper.make_node("Reshape", ["image", "flat_shape"], ["flat"]),
+             helper.make_node("MatMul", ["flat", "W"], ["fc"]),
+             helper.make_node("Add", ["fc", "b"], ["fc_b"]),
+             helper.make_node("Reshape", ["fc_b", "theta_shape"], ["theta"]),
+             helper.make_node("Shape", ["image"], ["size"]),
+             helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+             helper.make_node("GridSample", ["image", "grid"], ["warped"], mode="linear", padding_mode="zeros",
+                              align_corners=0)]
+    graph = helper.make_graph(nodes, "stn", [helper.make_tensor_value_info("image", TensorProto.FLOAT, images.shape)],
+                              [helper.make_tensor_value_info("warped", TensorProto.FLOAT, None)],
+                              initializer=[numpy_helper.from_array(v, k) for k, v in consts.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"image": images})[0]
 
 
 def main(argv: list[str] | None = None) -> int:

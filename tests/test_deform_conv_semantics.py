@@ -45,7 +45,8 @@ def reference(x, w, offset, mask=None, bias=None, strides=None, dilations=None, 
                 value = 0.0
                 for corner in itertools.product((0, 1), repeat=r):
                     idx = [math.floor(p) + e for p, e in zip(pos, corner)]
-                    weight = math.prod((p - math.floor(p)) if e else 1 - (p - math.floor(p)) for p, e in zip(pos, corner))
+                    fracs = [p - math.floor(p) for p in pos]
+                    weight = math.prod(f if e else 1 - f for f, e in zip(fracs, corner))
                     if all(0 <= i < s for i, s in zip(idx, x.shape[2:])):
                         value += weight * x[(b, ch, *idx)]
                 samples[ch, ki] = value * (1.0 if mask is None else float(mask[(b, g * k_count + ki, *o)]))
@@ -113,7 +114,8 @@ def _einsum_convolution(x, w, strides, dilations, pads):
     for kk in np.ndindex(*w.shape[2:]):
         window = tuple(slice(kk[a] * dilations[a], kk[a] * dilations[a] + (out_dims[a] - 1) * strides[a] + 1,
                              strides[a]) for a in range(r))
-        y += np.einsum("nc...,oc->no...", padded[(slice(None), slice(None), *window)], w[(slice(None), slice(None), *kk)])
+        taps = padded[(slice(None), slice(None), *window)]
+        y += np.einsum("nc...,oc->no...", taps, w[(slice(None), slice(None), *kk)])
     return y
 
 
@@ -247,8 +249,33 @@ def test_offset_groups_must_divide_channels_and_kernel_shape_must_match():
     with pytest.raises(irgrid.ShapeError, match="offset groups") as info:
         spec.infer(spec.parse_attrs({"offset_group": 4}), infos)
     assert info.value.input == 0
+    one_group = infos[:2] + [irgrid.registry.TensorInfo((1, 18, 3, 3), "f32")]
     with pytest.raises(irgrid.ShapeError, match="kernel_shape") as info:
-        spec.infer(spec.parse_attrs({"kernel_shape": [3, 2]}), infos[:2] + [irgrid.registry.TensorInfo((1, 18, 3, 3), "f32")])
+        spec.infer(spec.parse_attrs({"kernel_shape": [3, 2]}), one_group)
     assert info.value.input == 1
     with pytest.raises(irgrid.LayerAttributeError, match="strides needs 2"):
-        spec.infer(spec.parse_attrs({"strides": [1, 1, 1]}), infos[:2] + [irgrid.registry.TensorInfo((1, 18, 3, 3), "f32")])
+        spec.infer(spec.parse_attrs({"strides": [1, 1, 1]}), one_group)
+
+
+def test_concurrent_calls_from_python_threads():
+    """Two Python threads convolving at once (the cached OpenVINO MatMul is shared) get the serial
+    results."""
+    import threading
+
+    arrays, _ = _threads_case()
+    geometry = Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
+    kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4,
+                  threads=1)
+    want = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
+    results = [None] * 4
+
+    def work(index):
+        results[index] = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(len(results))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    for got in results:
+        assert np.array_equal(got, want)

@@ -204,3 +204,22 @@ def test_cli_plan(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert 'fused into "warped"' in proc.stdout and "Peak memory:" in proc.stdout and "Latency" in proc.stdout
+
+
+def test_spatial_transformer_sample_inside_openvino():
+    """The bundled sample (MatMul localisation net -> AffineGrid irgrid1 -> GridSample opset9) read by
+    OpenVINO with irgrid's extension, against irgrid's fused runtime: f32 tolerance."""
+    from pathlib import Path
+
+    import openvino as ov
+    import irgrid.openvino
+
+    sample = Path(__file__).resolve().parents[1] / "samples" / "spatial_transformer"
+    with np.load(sample / "inputs.npz") as f:
+        inputs = {k: f[k] for k in f.files}
+    core = ov.Core()
+    core.add_extension(irgrid.openvino.extensions())
+    compiled = core.compile_model(core.read_model(str(sample / "model.xml")), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    ours = irgrid.compile_model(sample / "model.xml")
+    assert _rows(ours)["grid"]["status"] == "fused"
+    np.testing.assert_allclose(ours(inputs)["warped"], compiled(inputs)[0], **TOL["f32"])

@@ -15,6 +15,6 @@ def _builder():
     return module
 
 
-@pytest.mark.parametrize("name", ["prior_grid", "flow_warp", "volume_warp"])
+@pytest.mark.parametrize("name", ["prior_grid", "flow_warp", "volume_warp", "dcn_block", "spatial_transformer"])
 def test_sample_verifies(name):
     assert _builder().verify(name, SAMPLES / name) == []

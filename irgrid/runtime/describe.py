@@ -4,7 +4,8 @@ Every layer in plan order and what became of it: an input, a constant (read or f
 time), a step (with its kernel and output buffer: preallocated once, or a fresh array per call), or
 fused into another step. The peak memory is the largest sum, over the steps, of the bytes alive while
 that step runs: constants and preallocated buffers (alive for the model's life), the inputs and each
-step's fresh outputs from their creation to their last use (model outputs to the end).
+step's fresh outputs from their creation to their last use (model outputs to the end). A layer that
+returns a view of its input (Reshape) is counted as its own bytes, so the peak is an upper bound.
 """
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ def _peak(model: Model, infos: dict[Key, TensorInfo], constants: set[Key], steps
 
 def format_plan(plan: dict[str, Any]) -> str:
     """The plan as text: one line per layer, then the peak memory."""
-    lines = [f'Plan of "{plan["model"]}": {plan["steps"]} steps, fusion {"on" if plan["fuse"] else "off"}']
+    steps = f'{plan["steps"]} step{"" if plan["steps"] == 1 else "s"}'
+    lines = [f'Plan of "{plan["model"]}": {steps}, fusion {"on" if plan["fuse"] else "off"}']
     for row in plan["layers"]:
         head = f'{row["step"]:>4}' if row["status"] == "step" else "    "
         what = f'{row["name"]} ({row["type"]} {row["version"]})'
