@@ -1,5 +1,6 @@
-"""Comparisons, Logical*, Select, Clamp, Minimum, Maximum and Power against OpenVINO (CPU plugin at f32
-on saved IRs; its reference implementation through folded constants where the two differ).
+"""Comparisons, Logical*, Bitwise*, Select, Clamp, Minimum, Maximum, Power, Mod and FloorMod against
+OpenVINO (CPU plugin at f32 on saved IRs; its reference implementation through folded constants where
+the two differ).
 
 All exact: comparisons and selections are exact, and Power's f32 results agree exactly on the values
 used here (small integral and half-integral powers); f32 Power with random operands gets rtol 1e-6.
@@ -56,6 +57,27 @@ def test_logical_not(tmp_path, ov_run):
     a = rng(3).integers(0, 2, size=(3, 5)).astype(np.bool_)
     x = ops.parameter([3, 5], np.bool_, name="x")
     expected, got = run_both(ov.Model([ops.result(named(o1.logical_not(x), "y"))], [x], "not"), [a], tmp_path, ov_run)
+    assert_same(expected, got)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.uint8, np.int64])
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"])
+def test_bitwise(name, dtype, tmp_path, ov_run):
+    """Bitwise*-13: what OpenVINO's PyTorch frontend emits for `mask_a | mask_b` (booleans) and for
+    integer bit operations (i64 within the i32 range: OpenVINO's CPU plugin runs i64 in i32)."""
+    if dtype == np.bool_:
+        a, b = (rng(i).integers(0, 2, size=s).astype(np.bool_) for i, s in enumerate(((2, 3, 4), (3, 1))))
+    else:
+        info = np.iinfo(dtype)
+        a, b = (rng(i).integers(max(info.min, -2**31), min(info.max, 2**31 - 1), size=s, endpoint=True).astype(dtype)
+                for i, s in enumerate(((2, 3, 4), (3, 1))))
+    if name == "bitwise_not":
+        x = ops.parameter(list(a.shape), dtype, name="a")
+        model, inputs = ov.Model([ops.result(named(ops.bitwise_not(x), "y"))], [x], "not"), [a]
+    else:
+        model, inputs = _binary_model(getattr(ops, name), a, b), [a, b]
+    expected, got = run_both(model, inputs, tmp_path, ov_run)
+    assert got[0].dtype == dtype
     assert_same(expected, got)
 
 
@@ -198,3 +220,28 @@ def test_comparisons_feed_select_with_dynamic_dims(tmp_path, ov_run):
     for batch in (1, 4):
         data = rng(batch).uniform(-1, 1, size=(batch, 2, 3)).astype(np.float32)
         assert_same(ov_run(str(path), [data]), [compiled({"x": data})["y"]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64])
+@pytest.mark.parametrize("name", ["mod", "floor_mod"])
+def test_mod_and_floor_mod(name, dtype, tmp_path, ov_run, ov_core):
+    """Floats exactly as OpenVINO's CPU plugin (a - b * trunc or floor of a / b in the data's type);
+    integers exactly as its reference implementation, and as the CPU plugin below 2^24 (it computes
+    integers in f32)."""
+    a = (rng(10).normal(size=(4, 50)) * 30).astype(np.float32)
+    b = (rng(11).normal(size=(50,)) * 4).astype(np.float32)
+    a[0, :6], b[:6] = [5.5, -5.5, 5.5, -5.5, 0, 7], [2, 2, -2, -2, 3, 0.1]
+    if np.dtype(dtype).kind == "i":
+        a, b = np.trunc(a), np.where(np.trunc(b) == 0, 3, np.trunc(b))
+        a[1, :2] = [2**30, -(2**30) - 3]
+    a, b = a.astype(dtype), b.astype(dtype)
+    op = getattr(o1, name)
+    expected, got = run_both(_binary_model(op, a, b), [a, b], tmp_path, ov_run)
+    assert got[0].dtype == dtype
+    if np.dtype(dtype).kind == "i":
+        (reference,) = ov_reference(ov_core, op, [a, b])
+        np.testing.assert_array_equal(got[0], reference)
+        small = np.abs(a) < 2**24
+        np.testing.assert_array_equal(got[0][small], expected[0][small])
+    else:
+        assert_same(expected, got)

@@ -17,6 +17,7 @@ import openvino.opset3 as o3
 import openvino.opset8 as o8
 import openvino.opset9 as o9
 import openvino.opset13 as ops
+import pytest
 from openvino.opset4.ops import range as range4
 
 import irgrid
@@ -96,3 +97,100 @@ def test_dynamic_flow_warp(tmp_path, ov_run):
     compiled = irgrid.compile_model(path)
     for height, width, seed in [(9, 11, 2), (20, 7, 3)]:
         _check_against_openvino(path, compiled, _inputs(height, width, seed), ov_run)
+
+
+def _torch_modules():
+    torch = pytest.importorskip("torch")
+    functional = torch.nn.functional
+
+    class FlowWarp(torch.nn.Module):
+        """The flow warp of this module's docstring, as PyTorch code."""
+
+        def forward(self, image, flow):
+            n, _, h, w = image.shape
+            ys, xs = torch.meshgrid(torch.arange(h, dtype=image.dtype), torch.arange(w, dtype=image.dtype),
+                                    indexing="ij")
+            coords = torch.stack([xs, ys])[None].expand(n, -1, -1, -1) + flow
+            gx = 2 * coords[:, 0] / (w - 1) - 1  # w and h trace as ShapeOf values, not constants
+            gy = 2 * coords[:, 1] / (h - 1) - 1
+            warped = functional.grid_sample(image, torch.stack([gx, gy], dim=-1), align_corners=True).clamp(0, 1)
+            occluded = (gx.abs() > 1) | (gy.abs() > 1)
+            return torch.where(occluded[:, None], torch.zeros_like(warped), warped), occluded.float().mean(dim=(1, 2))
+
+    class SpatialTransformer(torch.nn.Module):
+        """A spatial transformer whose affine grid is built by hand (base grid @ theta^T)."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3 * 8 * 8, 6)
+
+        def forward(self, x):
+            n, _, h, w = x.shape
+            theta = torch.tanh(self.fc(x.flatten(1))).view(-1, 2, 3)
+            ys = (torch.arange(h, dtype=x.dtype) * 2 + 1) / h - 1
+            xs = (torch.arange(w, dtype=x.dtype) * 2 + 1) / w - 1
+            gy, gx = torch.meshgrid(ys, xs, indexing="ij")
+            base = torch.stack([gx, gy, torch.ones_like(gx)], dim=-1).reshape(1, h * w, 3)
+            grid = torch.matmul(base, theta.transpose(1, 2)).reshape(n, h, w, 2)
+            a, b = functional.grid_sample(x, grid, align_corners=False).split([1, 2], dim=1)
+            return torch.sigmoid(a) * b.softmax(dim=1).max(dim=1, keepdim=True).values
+
+    class RaftWarp(torch.nn.Module):
+        """RAFT's coords_grid + bilinear_sampler with its in-frame mask (`&` of four comparisons)."""
+
+        def forward(self, img, flow):
+            n, _, h, w = img.shape
+            ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+            coords = torch.stack([xs, ys], dim=0).float()[None].repeat(n, 1, 1, 1)
+            xgrid, ygrid = (coords + flow).permute(0, 2, 3, 1).split([1, 1], dim=-1)
+            xgrid = 2 * xgrid / (w - 1) - 1
+            ygrid = 2 * ygrid / (h - 1) - 1
+            out = functional.grid_sample(img, torch.cat([xgrid, ygrid], dim=-1), align_corners=True)
+            return out, ((xgrid > -1) & (ygrid > -1) & (xgrid < 1) & (ygrid < 1)).float()
+
+    class WrappedWarp(torch.nn.Module):
+        """linspace grid, flow in pixels, wrap-around with %, a confidence weight, an integer max."""
+
+        def forward(self, img, flow):
+            n, _, h, w = img.shape
+            xs = torch.linspace(-1, 1, w).view(1, 1, w).expand(n, h, w)
+            ys = torch.linspace(-1, 1, h).view(1, h, 1).expand(n, h, w)
+            grid = torch.stack([xs + flow[:, 0] / w * 2, ys + flow[:, 1] / h * 2], -1)
+            grid = torch.remainder(grid + 1, 2) - 1
+            out = functional.grid_sample(img, grid, padding_mode="border", align_corners=False)
+            weight = torch.exp(-flow.pow(2).sum(1, keepdim=True)).sqrt()
+            return out * weight, torch.floor(grid * 4).long().max()
+
+    torch.manual_seed(0)
+    warp_shapes = [[(1, 3, 12, 16), (1, 2, 12, 16)], [(2, 3, 7, 9), (2, 2, 7, 9)]]
+    warp_dims = [[-1, 3, -1, -1], [-1, 2, -1, -1]]
+    # (name, module, input shapes for tracing and then for a second run, dynamic input shapes)
+    return torch, [("flow_warp", FlowWarp(), warp_shapes, warp_dims),
+                   ("stn", SpatialTransformer(), [[(2, 3, 8, 8)], [(5, 3, 8, 8)]], [[-1, 3, 8, 8]]),
+                   ("raft", RaftWarp(), warp_shapes, warp_dims),
+                   ("wrapped", WrappedWarp(), warp_shapes, warp_dims)]
+
+
+@pytest.mark.parametrize("which", [0, 1, 2, 3], ids=["flow_warp", "spatial_transformer", "raft", "wrapped"])
+def test_pytorch_modules_converted_by_openvino(which, tmp_path, ov_run):
+    """The IRs OpenVINO's PyTorch frontend makes of real warping modules (it emits Range-4, Broadcast-3,
+    BitwiseOr/And-13 for `|`/`&`, Tile, FloorMod for %, MatMul, VariadicSplit, SoftMax-8, ...), with dynamic
+    dims: irgrid checks them clean and agrees with OpenVINO (1e-5) and with torch itself (1e-5), at the
+    traced size and another."""
+    torch, modules = _torch_modules()
+    name, module, shape_sets, dynamic = modules[which]
+    samples = [[torch.rand(*s) * (3 if i else 1) for i, s in enumerate(shapes)] for shapes in shape_sets]
+    model = ov.convert_model(module.eval(), example_input=tuple(samples[0]),
+                             input=[ov.PartialShape(d) for d in dynamic])
+    path = save_ov(model, tmp_path, name)
+    assert irgrid.check_model(path) == []
+    compiled = irgrid.compile_model(path)
+    for inputs in samples:
+        feeds = [t.numpy() for t in inputs]
+        got = list(compiled(feeds).values())
+        with torch.no_grad():
+            reference = module(*inputs)
+        reference = reference if isinstance(reference, tuple) else (reference,)
+        for g, e, r in zip(got, ov_run(str(path), feeds), reference):
+            np.testing.assert_allclose(g, e, rtol=0, atol=1e-5)
+            np.testing.assert_allclose(g, r.numpy(), rtol=0, atol=1e-5)

@@ -234,3 +234,38 @@ def test_bad_values_are_shape_errors_naming_the_input(type_, version, attrs, inp
     with pytest.raises(ShapeError, match=message) as info:
         spec.infer(spec.parse_attrs(attrs), infos)
     assert info.value.input == index
+
+
+def test_unknown_rank_input(tmp_path, ov_run, ov_core):
+    """A Parameter of dynamic rank: inference leaves the ranks open, and every layer runs with the
+    concrete array (shapes known only then). OpenVINO's CPU plugin refuses dynamic ranks, so its
+    copy of the IR is reshaped to each concrete shape first."""
+    x = ops.parameter(ov.PartialShape.dynamic(), np.float32, name="x")
+    s = o8.slice(x, _i64([1]), _i64([BIG]), _i64([2]), _i64([-1]))
+    a, b = o1.split(s, ops.constant(np.int64(0)), 2).outputs()
+    t = o1.strided_slice(ops.add(a, b), _i64([0, -1]), _i64([0, 0]), _i64([1, -1]), [1, 1], [1, 1], [], [], [])
+    y = named(o1.relu(ops.reduce_sum(t, _i64([-1]), True)), "y")
+    path = save_ov(ov.Model([ops.result(y)], [x], "rank"), tmp_path)
+    assert irgrid.check_model(path) == []
+    compiled = irgrid.compile_model(path)
+    for shape in [(2, 5), (4, 3, 6)]:
+        data = _data(shape)
+        static = ov_core.read_model(str(path))
+        static.reshape({"x": list(shape)})
+        expected = ov_run(static, [data])
+        got = [compiled({"x": data})["y"]]
+        assert got[0].shape == expected[0].shape
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-6, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape,begin,shrink", [((5,), [-2], [1]), ((3, 4), [2, -1], [1, 1]), ((3, 4), [1, 0], [0, 1])])
+def test_strided_slice_shrinking_to_a_scalar(shape, begin, shrink, tmp_path, ov_run):
+    """Shrinking every axis gives a 0-d tensor (not shape (1,)), a scalar that later layers broadcast."""
+    data = _data(shape)
+    x = ops.parameter(list(shape), np.float32, name="x")
+    s = o1.strided_slice(x, _i64(begin), _i64([b + 1 for b in begin]), _i64([1] * len(begin)), [0] * len(begin),
+                         [0] * len(begin), [], shrink, [])
+    y = named(ops.add(s, ops.constant(np.zeros((2, 1), np.float32))), "y")
+    expected, got = run_both(ov.Model([ops.result(named(s, "s")), ops.result(y)], [x], "scalar"), [data], tmp_path,
+                             ov_run)
+    assert_same(expected, got)

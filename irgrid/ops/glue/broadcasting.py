@@ -14,6 +14,7 @@ from ...errors import ShapeError
 from ...ir import element_types
 from ...ir.attributes import Attr
 from ...ir.dims import Shape, format_shape
+from ...memory import check_fits
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import array_infos, broadcast
 
@@ -61,9 +62,10 @@ def register_binary(type_: str, fn: BinaryFn, summary: str, *, attrs: tuple[Attr
         return [TensorInfo(broadcast_infos(attrs, inputs), result_type or element_type)]
 
     def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-        infer(attrs, array_infos(inputs))  # inference skips inputs of unknown rank: check them here
+        (out,) = infer(attrs, array_infos(inputs))  # inference skips inputs of unknown rank: check here
         a, b = inputs
         dtype = element_types.numpy_dtype(result_type) if result_type else a.dtype
+        check_fits(out.shape, dtype)  # broadcasting may multiply the inputs' sizes
         with np.errstate(all="ignore"):
             return [np.asarray(fn(attrs, a, b), dtype=dtype)]
 

@@ -8,6 +8,7 @@ from ...ir.dims import format_shape
 from ...ir.attributes import Attr
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import int_values, merge_dim, normalize_axis
+from .index_inputs import contiguous
 
 
 def _order(values: list[int], rank: int) -> list[int]:
@@ -28,7 +29,7 @@ def _transpose_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]
 
 def _transpose_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
     data, order = inputs
-    return [np.ascontiguousarray(data.transpose(_order([int(v) for v in order.reshape(-1)], data.ndim)))]
+    return [contiguous(data.transpose(_order([int(v) for v in order.reshape(-1)], data.ndim)))]
 
 
 register(OpSpec(type="Transpose", versions=("opset1",), inputs=(2, 2), attrs=(),

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import LayerAttributeError
+from ...errors import LayerAttributeError, ShapeError
 from ...ir.attributes import Attr
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import array_infos, require_float
@@ -41,11 +41,13 @@ def _round(attrs: Attrs, x: np.ndarray) -> np.ndarray:
 
 def _register(type_: str, fn: UnaryFn, summary: str, *, floats_only: bool = False, integer_identity: bool = False,
               versions: tuple[str, ...] = ("opset1",), attrs: tuple[Attr, ...] = (),
-              check_attrs: Callable[[Attrs], None] | None = None) -> tuple:
+              check_attrs: Callable[[Attrs], None] | None = None, aliases: tuple[str, ...] = ()) -> None:
     def infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
         (x,) = inputs
         if check_attrs is not None:
             check_attrs(attrs)
+        if x.element_type == "boolean":
+            raise ShapeError(f"{type_} takes a numeric input, got boolean", input=0)
         if floats_only:
             require_float(x, 0, f"{type_}'s input")
         return [TensorInfo(x.shape, x.element_type)]
@@ -53,7 +55,7 @@ def _register(type_: str, fn: UnaryFn, summary: str, *, floats_only: bool = Fals
     def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
         (x,) = inputs
         if x.dtype.kind in "iub":
-            if floats_only:  # inference skips inputs of unknown rank: refuse here
+            if floats_only or x.dtype.kind == "b":  # inference skips inputs of unknown rank: refuse here
                 infer(attrs, array_infos([x]))
             if integer_identity:
                 return [x]
@@ -61,17 +63,15 @@ def _register(type_: str, fn: UnaryFn, summary: str, *, floats_only: bool = Fals
         with np.errstate(all="ignore"):
             return [np.asarray(fn(attrs, wide)).astype(x.dtype, copy=False)]
 
-    register(OpSpec(type=type_, versions=versions, inputs=(1, 1), attrs=attrs, infer=infer, run=run,
-                    summary=summary))
-    return run, infer
+    for name in (type_, *aliases):
+        register(OpSpec(type=name, versions=versions, inputs=(1, 1), attrs=attrs, infer=infer, run=run,
+                        summary=summary if name == type_ else f"Alias of {type_}."))
 
 
 _register("Abs", lambda attrs, x: np.abs(x), "Absolute value.")
 _register("Negative", lambda attrs, x: np.negative(x), "Negation.")
 # OpenVINO's Relu is written "ReLU" in IR files (its serializer renames it) and read under both names.
-_relu_run, _relu_infer = _register("ReLU", lambda attrs, x: np.maximum(x, np.zeros((), x.dtype)), "max(x, 0).")
-register(OpSpec(type="Relu", versions=("opset1",), inputs=(1, 1), attrs=(), infer=_relu_infer, run=_relu_run,
-                summary="Alias of ReLU."))
+_register("ReLU", lambda attrs, x: np.maximum(x, np.zeros((), x.dtype)), "max(x, 0).", aliases=("Relu",))
 _register("Floor", lambda attrs, x: np.floor(x), "Round down (identity on integers).", integer_identity=True)
 _register("Ceiling", lambda attrs, x: np.ceil(x), "Round up (identity on integers).", integer_identity=True)
 _register("Round", _round, "Round to nearest, half_to_even or half_away_from_zero (identity on integers).",

@@ -15,7 +15,7 @@ from ...ir.dims import Shape, format_shape
 from ...memory import check_fits
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import broadcast, int_values
-from .index_inputs import value_infos, vector_length
+from .index_inputs import contiguous, value_infos, vector_length
 
 
 def _target(info: TensorInfo, index: int, what: str) -> tuple[list[int] | None, int | None]:
@@ -82,7 +82,7 @@ def _broadcast_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]
 
 def _materialise(view: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     check_fits(shape, view.dtype)
-    return np.ascontiguousarray(np.broadcast_to(view, shape))
+    return contiguous(np.broadcast_to(view, shape))
 
 
 def _broadcast_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:

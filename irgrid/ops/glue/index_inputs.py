@@ -1,4 +1,5 @@
-"""Checks and reads of the small integer inputs that drive shapes (axes, starts, lengths, repeats).
+"""Checks and reads of the small integer inputs that drive shapes (axes, starts, lengths, repeats),
+and `contiguous`, how the data-movement layers return what they index.
 
 Their values are known at compile time when the graph computes them from constants or static shapes
 (inference folds them), and shape inference then gives static output dims.
@@ -13,9 +14,10 @@ from ...errors import ShapeError
 from ...ir import element_types
 from ...ir.dims import format_shape
 from ...registry import TensorInfo
-from ..common import int_values, normalize_axis
+from ..common import FLOAT_TYPES, int_values, normalize_axis
 
 INTEGER_TYPES = ("i8", "u8", "i16", "u16", "i32", "i64", "u32", "u64")
+NUMERIC_TYPES = INTEGER_TYPES + FLOAT_TYPES  # every type but boolean
 
 
 def require_integer(info: TensorInfo, index: int, what: str) -> None:
@@ -60,3 +62,10 @@ def unique_axes(values: list[int], rank: int, index: int) -> list[int]:
 def value_infos(arrays: Sequence[np.ndarray]) -> list[TensorInfo]:
     """Run-time inputs as TensorInfos with their values, so a run function can reuse its op's `infer`."""
     return [TensorInfo(a.shape, element_types.from_dtype(a.dtype), a) for a in arrays]
+
+
+def contiguous(x: np.ndarray | np.generic) -> np.ndarray:
+    """A C-contiguous array of x's shape: np.ascontiguousarray would turn a 0-d result into shape (1,),
+    and indexing every axis of an array gives a numpy scalar, not an array."""
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x)

@@ -11,6 +11,7 @@ import numpy as np
 from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import format_shape
+from ...memory import check_fits
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import array_infos, broadcast, merge_dim
 from .broadcasting import same_element_type
@@ -39,12 +40,14 @@ def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
 
 
 def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-    _infer(attrs, array_infos(inputs))
+    (out,) = _infer(attrs, array_infos(inputs))
+    check_fits(out.shape, inputs[0].dtype)  # batch broadcasting may multiply the inputs' sizes
     a, b = (np.swapaxes(x, -1, -2) if flag and x.ndim >= 2 else x
             for x, flag in zip(inputs, (attrs["transpose_a"], attrs["transpose_b"])))
-    if a.dtype == np.float16:
-        return [np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)]
-    return [np.matmul(a, b)]
+    with np.errstate(all="ignore"):  # IEEE results: inf * 0 is NaN
+        if a.dtype == np.float16:
+            return [np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)]
+        return [np.matmul(a, b)]
 
 
 register(OpSpec(type="MatMul", versions=("opset1",), inputs=(2, 2),

@@ -20,17 +20,16 @@ from ...errors import ShapeError
 from ...ir import element_types
 from ...ir.attributes import Attr
 from ...memory import check_fits
-from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from .index_inputs import INTEGER_TYPES, value_infos
+from ...registry import OpSpec, TensorInfo, register
+from .index_inputs import INTEGER_TYPES, NUMERIC_TYPES, value_infos
 
 _NAMES = ("start", "stop", "step")
-_NUMERIC = INTEGER_TYPES + ("f16", "bf16", "f32", "f64")
 
 
 def _scalars(inputs: list[TensorInfo]) -> list[float | int] | None:
     """start, stop, step as Python numbers (None when any is unknown); checks they are numeric scalars."""
     for index, info in enumerate(inputs):
-        if info.element_type not in _NUMERIC:
+        if info.element_type not in NUMERIC_TYPES:
             raise ShapeError(f"{_NAMES[index]} must be numeric, got {info.element_type}", input=index)
         if info.shape not in ((), (1,)):
             raise ShapeError(f"{_NAMES[index]} must be a scalar", input=index)
@@ -50,6 +49,10 @@ def _plan(output_type: str, inputs: list[TensorInfo]) -> tuple[list[float | int]
         return None, None
     if output_type in INTEGER_TYPES:
         values = [int(v) for v in values]  # int() truncates toward zero
+        info = np.iinfo(element_types.numpy_dtype(output_type))
+        for index, value in enumerate(values):
+            if not info.min <= value <= info.max:  # a cast OpenVINO leaves undefined
+                raise ShapeError(f"{_NAMES[index]} {value} does not fit output type {output_type}", input=index)
     start, stop, step = values
     if step == 0:
         raise ShapeError("step is 0" + (" after truncation to an integer" if output_type in INTEGER_TYPES else ""),

@@ -31,6 +31,8 @@ def _axes(inputs: list[TensorInfo]) -> list[int] | None:
 
 def _reduce_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     data, axes_info = inputs
+    if data.element_type == "boolean":
+        raise ShapeError("takes a numeric input, got boolean (ReduceLogicalAnd/Or reduce booleans)", input=0)
     axes = _axes(inputs)
     keep = attrs["keep_dims"]
     if axes is None:
@@ -77,7 +79,9 @@ _REDUCTIONS: dict[str, ReduceFn] = {
 
 def _reduce_runner(fn: ReduceFn):
     def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-        axes = tuple(_axes(value_infos(inputs)))
+        infos = value_infos(inputs)
+        _reduce_infer(attrs, infos)  # inference skips inputs of unknown rank: check them here
+        axes = tuple(_axes(infos))
         data = inputs[0]
         wide = data.astype(np.float32) if data.dtype == np.float16 else data
         with np.errstate(all="ignore"):
@@ -106,6 +110,8 @@ def _softmax_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> lis
     (x,) = inputs
     _softmax_infer(attrs, value_infos(inputs))
     axis = attrs["axis"]
+    if x.size == 0:
+        return [x.copy()]
     wide = x.astype(np.float32) if x.dtype == np.float16 else x
     with np.errstate(all="ignore"):
         shifted = np.exp(wide - np.max(wide, axis=axis, keepdims=True))
@@ -113,8 +119,9 @@ def _softmax_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> lis
 
 
 # OpenVINO writes Softmax as "SoftMax" in IR files and reads both names. Softmax-1's axis is >= 0.
-for _name in ("SoftMax", "Softmax"):
-    register(OpSpec(type=_name, versions=("opset1",), inputs=(1, 1), attrs=(Attr("axis", "int", 1, minimum=0),),
-                    infer=_softmax_infer, run=_softmax_run, summary="Softmax along a non-negative axis."))
-    register(OpSpec(type=_name, versions=("opset8",), inputs=(1, 1), attrs=(Attr("axis", "int", 1),),
-                    infer=_softmax_infer, run=_softmax_run, summary="Softmax along an axis (negative counts from the end)."))
+_SOFTMAX_VERSIONS = (("opset1", Attr("axis", "int", 1, minimum=0), "Softmax along a non-negative axis."),
+                     ("opset8", Attr("axis", "int", 1), "Softmax along an axis (negative counts from the end)."))
+for _version, _axis, _summary in _SOFTMAX_VERSIONS:
+    for _name in ("SoftMax", "Softmax"):
+        register(OpSpec(type=_name, versions=(_version,), inputs=(1, 1), attrs=(_axis,), infer=_softmax_infer,
+                        run=_softmax_run, summary=_summary if _name == "SoftMax" else "Alias of SoftMax."))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ShapeError
+from ...memory import check_fits
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import array_infos
 from .broadcasting import AUTO_BROADCAST, broadcast_infos, same_element_type
@@ -18,8 +19,9 @@ def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
 
 
 def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-    _infer(attrs, array_infos(inputs))
+    (out,) = _infer(attrs, array_infos(inputs))
     condition, then, otherwise = inputs
+    check_fits(out.shape, then.dtype)
     return [np.where(condition, then, otherwise)]
 
 

@@ -16,7 +16,7 @@ from ...ir.attributes import Attr
 from ...ir.dims import Shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import int_values
-from .index_inputs import unique_axes, value_infos, vector_length
+from .index_inputs import contiguous, unique_axes, value_infos, vector_length
 
 
 def _sliced_size(dim: int | None, start: int | None, stop: int | None, step: int | None) -> int | None:
@@ -73,7 +73,7 @@ def _slice_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
 def _slice_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
     _, plan = _slice_plan(value_infos(inputs))
     data = inputs[0]
-    return [np.ascontiguousarray(data[tuple(plan.get(axis, slice(None)) for axis in range(data.ndim))])]
+    return [contiguous(data[tuple(plan.get(axis, slice(None)) for axis in range(data.ndim))])]
 
 
 register(OpSpec(type="Slice", versions=("opset8",), inputs=(4, 5), attrs=(),
@@ -170,7 +170,7 @@ def _strided_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
 
 def _strided_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
     _, index = _strided_plan(attrs, value_infos(inputs))
-    return [np.ascontiguousarray(inputs[0][index])]
+    return [contiguous(inputs[0][index])]
 
 
 _MASK = dict(kind="ints", default=[0])

@@ -11,7 +11,7 @@ from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import int_values
-from .index_inputs import scalar_axis, value_infos, vector_length
+from .index_inputs import contiguous, scalar_axis, value_infos, vector_length
 
 
 def _parts(data: TensorInfo, axis: int | None, lengths: list[int | None]) -> list[TensorInfo]:
@@ -60,7 +60,7 @@ def _cut(data: np.ndarray, axis: int, lengths: list[int]) -> list[np.ndarray]:
     parts = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         index[axis] = slice(int(lo), int(hi))
-        parts.append(np.ascontiguousarray(data[tuple(index)]))
+        parts.append(contiguous(data[tuple(index)]))
     return parts
 
 
@@ -76,7 +76,8 @@ def _runner(infer):
 
 register(OpSpec(type="Split", versions=("opset1",), inputs=(2, 2),
                 attrs=(Attr("num_splits", "int", 1, required=True, minimum=1),),
-                infer=_split_infer, run=_runner(_split_infer), summary="Split into num_splits equal parts along an axis."))
+                infer=_split_infer, run=_runner(_split_infer),
+                summary="Split into num_splits equal parts along an axis."))
 register(OpSpec(type="VariadicSplit", versions=("opset1",), inputs=(3, 3), attrs=(),
                 infer=_variadic_infer, run=_runner(_variadic_infer),
                 summary="Split into parts of given lengths (one may be -1) along an axis."))
