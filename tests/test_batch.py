@@ -259,6 +259,19 @@ def test_cluster_address_from_another_process(ray_session, tmp_path):
     _assert_outputs_equal(tmp_path / "out" / "a.npz", irgrid.compile_model(FLOW_WARP)(items["a.npz"]))
 
 
+def test_local_instance_started_by_the_cli(ray_session, tmp_path):
+    """Without --address, `irgrid batch` starts (and stops) its own local Ray instance with this
+    machine's cores, beside any other."""
+    from irgrid.threads import available_cores
+
+    items = _write_items(tmp_path / "in", FLOW_WARP, ["a.npz"], seed=8)
+    proc = run_cli("batch", FLOW_WARP, "--input", tmp_path / "in", "--output", tmp_path / "out", "--actors", 1,
+                   cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"Ray: local instance, {available_cores()} CPUs; 1 actor x 1 thread" in proc.stdout
+    _assert_outputs_equal(tmp_path / "out" / "a.npz", irgrid.compile_model(FLOW_WARP)(items["a.npz"]))
+
+
 @pytest.mark.parametrize("case", ["no_input_dir", "output_inside_input", "output_is_a_file", "bad_model", "actors",
                                   "threads", "clash", "too_many_actors", "too_many_threads"])
 def test_usage_and_model_errors_are_one_line_exit_2(case, ray_session, tmp_path, capsys):
