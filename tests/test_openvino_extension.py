@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 import irgrid
 import irgrid.openvino as iov
 from irgrid.ops.grid_sample import sample
-from oracles import save_ov
+from oracles import onnx_backend_cases, save_ov
 from test_grid_sample_onnx_backend import CASES, _tolerance
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -282,3 +282,43 @@ def test_torch_5d_grid_sample_converts(route, tmp_path):
     assert any(op.get_type_info().version_id == "irgrid1" for op in model.get_ordered_ops())
     out = ov.Core().compile_model(model, "CPU", F32)([x.numpy(), grid.numpy()])[0]
     np.testing.assert_allclose(out, Warp()(x, grid).numpy(), rtol=1e-5, atol=1e-6)
+
+
+AFFINE_CASES = onnx_backend_cases("AffineGrid")
+
+
+@pytest.mark.parametrize("case", AFFINE_CASES, ids=[c.name for c in AFFINE_CASES])
+def test_onnx_affine_grid_converts(case, tmp_path):
+    """ONNX AffineGrid-20 -> AffineGrid irgrid1 (OpenVINO alone decomposes it); run inside OpenVINO and,
+    after save_model, by irgrid's runtime; against the case's expected output."""
+    path = _onnx_case_file(case, tmp_path)
+    converted = ov.convert_model(str(path), extension=iov.conversion_extensions())
+    assert {op.get_type_info().version_id for op in converted.get_ordered_ops()
+            if op.get_type_name() == "AffineGrid"} == {"irgrid1"}
+    ir = tmp_path / "converted.xml"
+    ov.save_model(converted, str(ir), compress_to_fp16=False)
+    names = [value.name for value in case.model.graph.input]
+    (output,) = [value.name for value in case.model.graph.output]
+    for inputs, (expected,) in case.data_sets:
+        feeds = dict(zip(names, (np.asarray(a) for a in inputs)))
+        in_openvino = ov.Core().compile_model(converted, "CPU", F32)(feeds)[0]
+        np.testing.assert_allclose(in_openvino, expected, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(irgrid.compile_model(ir)(feeds)[output], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_torch_affine_grid_converts():
+    """F.affine_grid, which OpenVINO cannot convert (`aten::affine_grid_generator`), with a size-1 dim
+    and align_corners=True, where irgrid follows torch (coordinate 0). TorchScript only: converting the
+    torch.export program of this module fails inside torch's own decomposition (aot_autograd)."""
+    torch = pytest.importorskip("torch")
+
+    class Transformer(torch.nn.Module):
+        def forward(self, x, theta):
+            grid = torch.nn.functional.affine_grid(theta, [2, 3, 1, 5, 6], align_corners=True)
+            return torch.nn.functional.grid_sample(x, grid, align_corners=True)
+
+    x, theta = torch.randn(2, 3, 1, 5, 6), torch.randn(2, 3, 4) * 0.5
+    model = ov.convert_model(Transformer(), example_input=(x, theta), extension=iov.conversion_extensions())
+    assert any(op.get_type_name() == "AffineGrid" for op in model.get_ordered_ops())
+    out = ov.Core().compile_model(model, "CPU", F32)([x.numpy(), theta.numpy()])[0]
+    np.testing.assert_allclose(out, Transformer()(x, theta).numpy(), rtol=1e-5, atol=1e-5)

@@ -16,6 +16,9 @@ models run natively wherever they can. Facts the rules rely on (docs/openvino.md
   bilinear_interpolation_pad=true (the same zero-padded bilinear sampling, docs/semantics.md) plus
   an Add of the bias; other or unknown ranks map to irgrid's DeformConv irgrid1, with absent list
   attributes written by rank (dilations and strides ones, pads zeros, kernel_shape from W).
+- ONNX AffineGrid-20 and TorchScript's `aten::affine_grid_generator` (OpenVINO has no rule for the
+  latter; its ONNX import decomposes the former in f32 only) map to AffineGrid irgrid1; torch passes
+  the size as constant values, which become an i64 Constant.
 """
 from __future__ import annotations
 
@@ -43,9 +46,11 @@ def conversion_extensions() -> list:
     return [
         ConversionExtension("GridSample", _onnx_grid_sample),
         ConversionExtension("DeformConv", _onnx_deform_conv),
+        ConversionExtension("AffineGrid", _onnx_affine_grid),
         OnnxConversionExtension("GridSample", "com.microsoft", _onnx_grid_sample),
         *(ConversionExtension(name, _torch_grid_sample)
           for name in ("aten::grid_sampler", "aten.grid_sampler_2d.default", "aten.grid_sampler_3d.default")),
+        ConversionExtension("aten::affine_grid_generator", _torch_affine_grid),
     ]
 
 
@@ -74,6 +79,24 @@ def _torch_grid_sample(node) -> list:
     const: Callable[[int], object] = node.get_values_from_const_input
     return grid_sample(node.get_input(0), node.get_input(1), _TORCH_MODES[int(const(2))],
                        _TORCH_PADDINGS[int(const(3))], bool(const(4)))
+
+
+def _affine_grid(theta, size, align_corners: bool) -> list:
+    """AffineGrid irgrid1 (OpenVINO has none; its ONNX import decomposes the function in f32 only and
+    mishandles size-1 dims with align_corners)."""
+    return op_class("AffineGrid", "irgrid1")([theta, size], align_corners=align_corners).outputs()
+
+
+def _onnx_affine_grid(node) -> list:
+    return _affine_grid(node.get_input(0), node.get_input(1), bool(node.get_attribute("align_corners", 0)))
+
+
+def _torch_affine_grid(node) -> list:
+    """aten::affine_grid_generator(theta, size: int[], align_corners: bool): size arrives as constant
+    values, which become the i64 size tensor AffineGrid takes."""
+    size = np.asarray(node.get_values_from_const_input(1), np.int64)
+    return _affine_grid(node.get_input(0), opset1.constant(size).output(0),
+                        bool(node.get_values_from_const_input(2)))
 
 
 def _optional_input(node, index: int):
