@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import re
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
@@ -192,13 +193,28 @@ def pending_files(input_dir: Path, output_dir: Path) -> tuple[list[str], int]:
     return pending, len(names) - len(pending)
 
 
+_EMPTY_DIR: tempfile.TemporaryDirectory | None = None
+
+
+def worker_runtime_env() -> dict:
+    """The runtime_env irgrid starts Ray jobs with: an empty working_dir.
+
+    Without a working_dir, Ray puts the driver's current directory on every worker's sys.path, ahead
+    of the installed packages; run from a source checkout (an `irgrid/` folder whose kernels are not
+    built in place), the workers would import that folder instead of the installed irgrid."""
+    global _EMPTY_DIR
+    if _EMPTY_DIR is None:
+        _EMPTY_DIR = tempfile.TemporaryDirectory(prefix="irgrid-ray-")
+    return {"working_dir": _EMPTY_DIR.name}
+
+
 def start_ray(address: str | None) -> bool:
     """Connect to the Ray cluster at `address`, or start a local instance with this machine's cores,
     quietly (no dashboard, warnings only, worker logs kept on the workers). False when Ray was already
     initialised: the caller's session, used as it is and left running."""
     if ray.is_initialized():
         return False
-    quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
+    quiet = {"logging_level": logging.WARNING, "log_to_driver": False, "runtime_env": worker_runtime_env()}
     try:
         if address:
             ray.init(address=address, **quiet)

@@ -34,7 +34,7 @@ def ray_session():
     import logging
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
-             log_to_driver=False)
+             log_to_driver=False, runtime_env=irgrid_ray.worker_runtime_env())
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 
