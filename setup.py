@@ -30,11 +30,15 @@ def openmp_flags() -> list[str]:
 
 
 omp = openmp_flags()
+# No automatic FMA contraction: a * b + c must round the same wherever it is compiled (AffineGrid and the
+# fused AffineGrid -> GridSample kernel share arithmetic and must agree bitwise); explicit FMA
+# intrinsics are unaffected.
+STRICT = ["-ffp-contract=off"]
 extensions = [
     Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"],
-              extra_compile_args=["-O3", *omp], extra_link_args=omp)
+              extra_compile_args=["-O3", *STRICT, *omp], extra_link_args=omp)
     for name in KERNELS
-] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2"])
+] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
      for name in PLAIN]
 setup(ext_modules=cythonize(extensions, include_path=["cython_kernels"],
                             compiler_directives={"language_level": 3}))
