@@ -30,9 +30,14 @@ def openmp_flags() -> list[str]:
 
 
 omp = openmp_flags()
+# sampling.pyx includes simd_gather.h (AVX2 chosen at run time); -ffp-contract=off keeps every FMA
+# in it explicit, so the compiler fuses nothing on its own.
+DEPENDS = {"sampling": ["cython_kernels/simd_gather.h", "cython_kernels/simd_gather_body.h"]}
+FLAGS = {"sampling": ["-ffp-contract=off"]}
 extensions = [
-    Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"],
-              extra_compile_args=["-O3", *omp], extra_link_args=omp)
+    Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], depends=DEPENDS.get(name, []),
+              include_dirs=["cython_kernels"], extra_compile_args=["-O3", *FLAGS.get(name, []), *omp],
+              extra_link_args=omp)
     for name in KERNELS
 ] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2"])
      for name in PLAIN]
