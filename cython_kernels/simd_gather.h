@@ -1,10 +1,11 @@
 /* AVX2+FMA GridSample for 2-D and 3-D data: 8 (f32) or 4 (f64) consecutive output points at a time.
 
-   irgrid_simd_sample_{f32,f64} computes outputs of points [0, n) for `channels` channel planes,
-   each point's taps (int32 plane indices, weights, validity masks) recomputed in registers per channel
-   from its normalised coordinates, gathered with masked gathers (a masked-off lane is never read:
-   zeros padding drops a tap without touching memory, so an Inf elsewhere in X cannot leak into it) and
-   summed tap by tap in the scalar path's tap order (outermost dim major) with FMA.
+   irgrid_simd_sample_{f32,f64} computes outputs of points [0, n) for `channels` channel planes: each
+   group of lanes' taps (int32 plane indices, weights, validity masks) is computed once in registers
+   from the normalised coordinates, IRGRID_SIMD_GROUPS groups into an L1 buffer, then every channel
+   reads them: masked gathers (a masked-off lane is never read: zeros padding drops a tap without
+   touching memory, so an Inf elsewhere in X cannot leak into it), summed tap by tap in the scalar
+   path's tap order (outermost dim major) with FMA.
    Lanes the vector arithmetic does not cover (NaN or |g| >= 1e30 coordinates, |x| > 2**22 pixels
    after denormalising, reflection beyond one period) read nothing; their indices are returned in
    `fallback` for the caller's scalar path. The per-point arithmetic depends only on that point's
@@ -19,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IRGRID_SIMD_MAX_LANES 8
+/* Groups of lanes whose taps are prepared together, then applied channel by channel. */
+#ifndef IRGRID_SIMD_GROUPS
+#define IRGRID_SIMD_GROUPS 32
+#endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define IRGRID_SIMD_X86 1
@@ -117,6 +121,7 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
 #define ISET1 _mm256_set1_epi32
 #define IADD _mm256_add_epi32
 #define IMUL _mm256_mullo_epi32
+#define IEXTRACT _mm256_extract_epi32
 #define GATHER(src, base, idx, mask) _mm256_mask_i32gather_ps(src, base, idx, mask, 4)
 #define DENORMALIZE irgrid_denormalize_ps
 #define CUBIC irgrid_cubic_ps
@@ -151,6 +156,7 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
 #define ISET1 _mm_set1_epi32
 #define IADD _mm_add_epi32
 #define IMUL _mm_mullo_epi32
+#define IEXTRACT _mm_extract_epi32
 #define GATHER(src, base, idx, mask) _mm256_mask_i32gather_pd(src, base, idx, mask, 8)
 #define DENORMALIZE irgrid_denormalize_pd
 #define CUBIC irgrid_cubic_pd

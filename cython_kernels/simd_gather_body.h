@@ -89,7 +89,6 @@ IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, Py_ssize_t length, Py_ssize_t
 /* Lanes' pairs of adjacent floats x[idx], x[idx + 1] with one 64-bit gather per 4 lanes (half the
    loads of two element gathers): idx and mask in the order perm8 puts them, so that the two
    shuffles below return both taps in lane order. */
-#define IRGRID_PERM8 _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
 IRGRID_AVX2_INLINE void irgrid_pair_gather(const float* xc, __m256i idx, __m256i mask, __m256* v0, __m256* v1) {
     __m256 a = _mm256_castpd_ps(_mm256_mask_i32gather_pd(_mm256_setzero_pd(), (const double*)xc,
         _mm256_castsi256_si128(idx), _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(mask))), 4));
@@ -100,16 +99,26 @@ IRGRID_AVX2_INLINE void irgrid_pair_gather(const float* xc, __m256i idx, __m256i
 }
 #endif
 
-/* Every channel's outputs of the lanes: taps in outer-product order (outermost dim major), weights
-   multiplied outermost first as outer_product_taps does, summed with FMA. The outer dims' taps form
-   `rows` (a plane offset, weight and mask each), the innermost dim's the taps along a row. */
-IRGRID_AVX2_INLINE void SFX(irgrid_channels)(const FT* x, FT* y, Py_ssize_t channels, Py_ssize_t x_cstride,
-                                             Py_ssize_t y_cstride, const SFX(irgrid_dim)* d, int rank, int n,
-                                             VF store_mask, int full) {
+/* The taps of a group of lanes, ready for every channel: outer-product order (outermost dim
+   major), weights multiplied outermost first as outer_product_taps does. */
+typedef struct {
+    VI idx[16];
+    VF w[16], ok[16], store_mask;
+#if LANES == 8
+    __m256i pair_idx[8], pair_ok[8];
+    VF single[2];
+    int singles;
+#endif
+} SFX(irgrid_group);
+
+/* The outer dims' taps form `rows` (a plane offset, weight and mask each), the innermost dim's the
+   taps along a row. f32: a row's taps 2p, 2p + 1 ("pair p") are read with one 64-bit gather where
+   both are kept and adjacent; the other lanes that keep either tap ("single") read it with an
+   element gather. */
+IRGRID_AVX2_INLINE void SFX(irgrid_prepare)(const SFX(irgrid_dim)* d, int rank, int n, SFX(irgrid_group)* q) {
     const SFX(irgrid_dim)* in = d + rank - 1;
-    VI row_off[4], idx[16];
-    VF row_w[4], row_ok[4], w[16], ok[16];
-    Py_ssize_t c;
+    VI row_off[4];
+    VF row_w[4], row_ok[4];
     int e, f, j, r, rows = 0, taps = 0;
     for (e = 0; e < n; e++)
         for (f = 0; f < (rank == 3 ? n : 1); f++) {
@@ -120,71 +129,76 @@ IRGRID_AVX2_INLINE void SFX(irgrid_channels)(const FT* x, FT* y, Py_ssize_t chan
         }
     for (r = 0; r < rows; r++)
         for (j = 0; j < n; j++) {
-            idx[taps] = IADD(row_off[r], in->off[j]);
-            w[taps] = MUL(row_w[r], in->w[j]);
-            ok[taps] = AND(row_ok[r], in->ok[j]);
+            q->idx[taps] = IADD(row_off[r], in->off[j]);
+            q->w[taps] = MUL(row_w[r], in->w[j]);
+            q->ok[taps] = AND(row_ok[r], in->ok[j]);
             taps++;
         }
-    if (n == 1) {  /* nearest (2-D): the value itself, 1 * x */
-        for (c = 0; c < channels; c++) {
-            VF v = GATHER(ZERO(), x + c * x_cstride, idx[0], ok[0]);
-            if (full)
-                STOREU(y + c * y_cstride, v);
-            else
-                MASKSTORE(y + c * y_cstride, store_mask, v);
-        }
-        return;
-    }
 #if LANES == 8
-    {
-        /* pair p: taps 2p, 2p + 1 along the row, read together where both are kept and adjacent; the
-           other lanes that keep either tap ("single") read it with an element gather. */
-        const __m256i perm = IRGRID_PERM8;
-        __m256i pair_idx[8], pair_ok[8];
-        __m256 single[2];
-        int p, singles = 0;
-        for (p = 0; p < n / 2; p++) {
-            __m256 both = AND(AND(in->ok[2 * p], in->ok[2 * p + 1]), _mm256_castsi256_ps(
-                _mm256_cmpeq_epi32(in->off[2 * p + 1], IADD(in->off[2 * p], ISET1(1)))));
-            single[p] = ANDNOT(both, OR(in->ok[2 * p], in->ok[2 * p + 1]));
-            singles |= MOVEMASK(single[p]);
-            for (r = 0; r < rows; r++) {
-                pair_idx[r * 2 + p] = _mm256_permutevar8x32_epi32(idx[r * n + 2 * p], perm);
-                pair_ok[r * 2 + p] = _mm256_permutevar8x32_epi32(_mm256_castps_si256(AND(row_ok[r], both)), perm);
-            }
+    q->singles = 0;
+    for (j = 0; j < n / 2; j++) {
+        const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+        __m256 both = AND(AND(in->ok[2 * j], in->ok[2 * j + 1]), _mm256_castsi256_ps(
+            _mm256_cmpeq_epi32(in->off[2 * j + 1], IADD(in->off[2 * j], ISET1(1)))));
+        q->single[j] = ANDNOT(both, OR(in->ok[2 * j], in->ok[2 * j + 1]));
+        q->singles |= MOVEMASK(q->single[j]);
+        for (r = 0; r < rows; r++) {
+            q->pair_idx[r * 2 + j] = _mm256_permutevar8x32_epi32(q->idx[r * n + 2 * j], perm);
+            q->pair_ok[r * 2 + j] = _mm256_permutevar8x32_epi32(_mm256_castps_si256(AND(row_ok[r], both)), perm);
         }
-        for (c = 0; c < channels; c++) {
-            const FT* xc = x + c * x_cstride;
-            VF acc = ZERO(), v0, v1;
-            for (r = 0; r < rows; r++)
-                for (p = 0; p < n / 2; p++) {
-                    j = r * n + 2 * p;
-                    irgrid_pair_gather(xc, pair_idx[r * 2 + p], pair_ok[r * 2 + p], &v0, &v1);
-                    if (singles) {
-                        v0 = GATHER(v0, xc, idx[j], AND(ok[j], single[p]));
-                        v1 = GATHER(v1, xc, idx[j + 1], AND(ok[j + 1], single[p]));
-                    }
-                    acc = j ? FMADD(w[j], v0, acc) : MUL(w[j], v0);
-                    acc = FMADD(w[j + 1], v1, acc);
-                }
-            if (full)
-                STOREU(y + c * y_cstride, acc);
-            else
-                MASKSTORE(y + c * y_cstride, store_mask, acc);
-        }
-    }
-#else
-    for (c = 0; c < channels; c++) {
-        const FT* xc = x + c * x_cstride;
-        VF acc = MUL(w[0], GATHER(ZERO(), xc, idx[0], ok[0]));
-        for (j = 1; j < taps; j++)
-            acc = FMADD(w[j], GATHER(ZERO(), xc, idx[j], ok[j]), acc);
-        if (full)
-            STOREU(y + c * y_cstride, acc);
-        else
-            MASKSTORE(y + c * y_cstride, store_mask, acc);
     }
 #endif
+}
+
+/* One channel's outputs of a prepared group, summed with FMA (nearest: the value itself, 1 * x). */
+IRGRID_AVX2_INLINE VF SFX(irgrid_apply)(const SFX(irgrid_group)* q, const FT* xc, int rank, int n) {
+    VF acc = ZERO(), v0, v1;
+    int j, p, r, taps = n * (rank == 3 ? n * n : n);
+    if (n == 1)
+        return GATHER(ZERO(), xc, q->idx[0], q->ok[0]);
+#if LANES == 8
+    for (r = 0; r < taps / n; r++)
+        for (p = 0; p < n / 2; p++) {
+            j = r * n + 2 * p;
+            irgrid_pair_gather(xc, q->pair_idx[r * 2 + p], q->pair_ok[r * 2 + p], &v0, &v1);
+            if (q->singles) {
+                v0 = GATHER(v0, xc, q->idx[j], AND(q->ok[j], q->single[p]));
+                v1 = GATHER(v1, xc, q->idx[j + 1], AND(q->ok[j + 1], q->single[p]));
+            }
+            acc = j ? FMADD(q->w[j], v0, acc) : MUL(q->w[j], v0);
+            acc = FMADD(q->w[j + 1], v1, acc);
+        }
+#else
+    (void)p; (void)r; (void)v0; (void)v1;
+    acc = MUL(q->w[0], GATHER(ZERO(), xc, q->idx[0], q->ok[0]));
+    for (j = 1; j < taps; j++)
+        acc = FMADD(q->w[j], GATHER(ZERO(), xc, q->idx[j], q->ok[j]), acc);
+#endif
+    return acc;
+}
+
+/* Channel by channel over a block of prepared groups (lanes p0 + 8 * i): each channel's reads of
+   the block stay together in L1 (channel planes at a power-of-two stride share cache sets). */
+IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int groups, const FT* x, FT* y,
+                                                Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t y_cstride,
+                                                int rank, int n) {
+    Py_ssize_t c;
+    int i;
+    for (c = 0; c < channels; c++)
+        for (i = 0; i < groups; i++) {
+            FT* yc = y + c * y_cstride + i * LANES;
+            VF acc;
+            if (c + 1 < channels) {  /* the next channel reads the same offsets in the next plane */
+                int t = n * (rank == 3 ? n * n : n) - 1;
+                __builtin_prefetch(x + (c + 1) * x_cstride + IEXTRACT(q[i].idx[0], 0));
+                __builtin_prefetch(x + (c + 1) * x_cstride + IEXTRACT(q[i].idx[t], LANES - 1));
+            }
+            acc = SFX(irgrid_apply)(q + i, x + c * x_cstride, rank, n);
+            if (MOVEMASK(q[i].store_mask) == (1 << LANES) - 1)
+                STOREU(yc, acc);
+            else
+                MASKSTORE(yc, q[i].store_mask, acc);
+        }
 }
 
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
@@ -195,51 +209,58 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
         const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align,
         Py_ssize_t* fallback) {
     SFX(irgrid_dim) d[3];
-    FT coords[3][LANES];
-    Py_ssize_t p, nf = 0, k, lane, m;
-    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), bits;
-    for (p = 0; p < n; p += LANES) {
-        VF bad = ZERO(), store_mask = ZERO();
-        m = n - p < LANES ? n - p : LANES;
-        VF gk[3];
+    SFX(irgrid_group) q[IRGRID_SIMD_GROUPS];
+    FT coords[3][LANES], lanes[LANES];
+    Py_ssize_t p, p0, nf = 0, k, lane, m;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), bits, i;
+    for (lane = 0; lane < LANES; lane++)
+        lanes[lane] = (FT)lane;
+    for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
+        for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i++, p += LANES) {
+            VF bad = ZERO(), gk[3];
+            m = n - p < LANES ? n - p : LANES;
 #if LANES == 8
-        if (rank == 2 && m == LANES) {  /* (x, y) pairs of 8 points: deinterleaved with two shuffles */
-            VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 8);
-            gk[0] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
-            gk[1] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
-        } else
+            if (rank == 2 && m == LANES) {  /* (x, y) of 8 points: deinterleaved with shuffles */
+                VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 8);
+                gk[0] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
+                gk[1] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+            } else
 #endif
-        {
-            for (lane = 0; lane < LANES; lane++)
+            {
+                for (lane = 0; lane < LANES; lane++)
+                    for (k = 0; k < rank; k++)
+                        coords[k][lane] = lane < m ? g[(p + lane) * rank + k] : 0;
                 for (k = 0; k < rank; k++)
-                    coords[k][lane] = lane < m ? g[(p + lane) * rank + k] : 0;
-            for (k = 0; k < rank; k++)
-                gk[k] = LOADU(coords[k]);
-        }
-        for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
-            SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, d + k, &bad);
-        bits = MOVEMASK(bad);
-        if (bits) {
-            for (lane = 0; lane < m; lane++)
-                if (bits >> lane & 1)
-                    fallback[nf++] = p + lane;
-            for (k = 0; k < taps; k++)
-                d[0].ok[k] = ANDNOT(bad, d[0].ok[k]);
-        }
-        if (m < LANES) {
-            FT lanes[LANES];
-            for (lane = 0; lane < LANES; lane++)
-                lanes[lane] = (FT)lane;
-            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+                    gk[k] = LOADU(coords[k]);
+            }
+            for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
+                SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, d + k, &bad);
+            bits = MOVEMASK(bad);
+            if (bits) {
+                for (lane = 0; lane < m; lane++)
+                    if (bits >> lane & 1)
+                        fallback[nf++] = p + lane;
+                for (k = 0; k < taps; k++)
+                    d[0].ok[k] = ANDNOT(bad, d[0].ok[k]);
+            }
+            if (rank == 2 && taps == 1)
+                SFX(irgrid_prepare)(d, 2, 1, q + i);
+            else if (rank == 2 && taps == 2)
+                SFX(irgrid_prepare)(d, 2, 2, q + i);
+            else if (rank == 2)
+                SFX(irgrid_prepare)(d, 2, 4, q + i);
+            else
+                SFX(irgrid_prepare)(d, 3, 2, q + i);
+            q[i].store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
         }
         if (rank == 2 && taps == 1)
-            SFX(irgrid_channels)(x, y + p, channels, x_cstride, y_cstride, d, 2, 1, store_mask, m == LANES);
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 1);
         else if (rank == 2 && taps == 2)
-            SFX(irgrid_channels)(x, y + p, channels, x_cstride, y_cstride, d, 2, 2, store_mask, m == LANES);
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 2);
         else if (rank == 2)
-            SFX(irgrid_channels)(x, y + p, channels, x_cstride, y_cstride, d, 2, 4, store_mask, m == LANES);
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 4);
         else
-            SFX(irgrid_channels)(x, y + p, channels, x_cstride, y_cstride, d, 3, 2, store_mask, m == LANES);
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 3, 2);
     }
     return nf;
 }
@@ -273,5 +294,6 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
 #undef IADD
 #undef IMUL
 #undef GATHER
+#undef IEXTRACT
 #undef DENORMALIZE
 #undef CUBIC
