@@ -31,12 +31,14 @@ def openmp_flags() -> list[str]:
 
 omp = openmp_flags()
 # No automatic FMA contraction: a * b + c must round the same wherever it is compiled (AffineGrid and the
-# fused AffineGrid -> GridSample kernel share arithmetic and must agree bitwise); explicit FMA
-# intrinsics are unaffected.
+# fused AffineGrid -> GridSample kernel share arithmetic and must agree bitwise); the FMAs written as
+# intrinsics in the AVX2 headers (chosen at run time) are unaffected.
 STRICT = ["-ffp-contract=off"]
+DEPENDS = {"sampling": ["cython_kernels/simd_gather.h", "cython_kernels/simd_gather_body.h"]}
 extensions = [
-    Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"],
-              extra_compile_args=["-O3", *STRICT, *omp], extra_link_args=omp)
+    Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], depends=DEPENDS.get(name, []),
+              include_dirs=["cython_kernels"], extra_compile_args=["-O3", *STRICT, *omp],
+              extra_link_args=omp)
     for name in KERNELS
 ] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
      for name in PLAIN]

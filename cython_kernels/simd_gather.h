@@ -1,0 +1,175 @@
+/* AVX2+FMA GridSample for 2-D and 3-D data: 8 (f32) or 4 (f64) consecutive output points at a time.
+
+   irgrid_simd_sample_{f32,f64} computes outputs of points [0, n) for `channels` channel planes: each
+   group of lanes' taps (int32 plane indices, weights, validity masks) is computed once in registers
+   from the normalised coordinates, IRGRID_SIMD_GROUPS groups into an L1 buffer, then every channel
+   reads them: masked gathers (a masked-off lane is never read: zeros padding drops a tap without
+   touching memory, so an Inf elsewhere in X cannot leak into it), summed tap by tap in the scalar
+   path's tap order (outermost dim major) with FMA.
+   Lanes the vector arithmetic does not cover (NaN or |g| >= 1e30 coordinates, |x| > 2**22 pixels
+   after denormalising, reflection beyond one period) read nothing; their indices are returned in
+   `fallback` for the caller's scalar path. The per-point arithmetic depends only on that point's
+   coordinates, so results do not depend on the blocking or the thread count.
+   Semantics follow interpolation.pxd's dim_taps operation for operation (the same denormalisation,
+   border clamp, reflection and Keys weights); only the final sum differs (FMA).
+   Callers check irgrid_simd_available() (AVX2 and FMA at run time, IRGRID_SIMD not "0") and
+   irgrid_simd_fits(); elsewhere these functions are stubs that are never called. */
+#ifndef IRGRID_SIMD_GATHER_H
+#define IRGRID_SIMD_GATHER_H
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Groups of lanes whose taps are prepared together, then applied channel by channel. */
+#ifndef IRGRID_SIMD_GROUPS
+#define IRGRID_SIMD_GROUPS 32
+#endif
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define IRGRID_SIMD_X86 1
+#include <immintrin.h>
+#define IRGRID_AVX2 __attribute__((target("avx2,fma")))
+#define IRGRID_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
+#endif
+
+/* 1 when the CPU has AVX2 and FMA and IRGRID_SIMD is not "0"; decided on the first call (the
+   module calls it once at import). */
+static int irgrid_simd_available(void) {
+    static int state = -1;
+    if (state < 0) {
+        const char* flag = getenv("IRGRID_SIMD");
+        state = 0;
+#ifdef IRGRID_SIMD_X86
+        __builtin_cpu_init();
+        state = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                && !(flag && strcmp(flag, "0") == 0);
+#endif
+        (void)flag;
+    }
+    return state;
+}
+
+/* Ranks, modes and sizes the vector path covers: 2-D nearest, linear and cubic, 3-D linear, with
+   plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.pxd's codes). */
+static int irgrid_simd_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
+    return plane < ((Py_ssize_t)1 << 31) && ((rank == 2 && mode >= 0 && mode <= 2) || (rank == 3 && mode == 1));
+}
+
+#ifdef IRGRID_SIMD_X86
+/* The scalar path computes these in double even for f32 data (Cython's double literals), so the
+   vector path does too: the same pixel coordinates (nearest ties!) and cubic weights, bit for bit. */
+IRGRID_AVX2_INLINE __m256d irgrid_denormalize_pd(__m256d g, double length, int align) {
+    const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5);
+    if (align)
+        return _mm256_mul_pd(_mm256_mul_pd(_mm256_add_pd(g, one), half), _mm256_set1_pd(length - 1));
+    return _mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(g, one), _mm256_set1_pd(length)), one), half);
+}
+
+/* Keys' weights (A = -0.75) for taps at -1, 0, 1, 2 from floor(x), t = x - floor(x): cubic_weights. */
+IRGRID_AVX2_INLINE void irgrid_cubic_pd(__m256d t, __m256d* w) {
+    const __m256d one = _mm256_set1_pd(1.0), a = _mm256_set1_pd(-0.75), a5 = _mm256_set1_pd(5 * -0.75);
+    const __m256d a8 = _mm256_set1_pd(8 * -0.75), a4 = _mm256_set1_pd(4 * -0.75);
+    const __m256d a2 = _mm256_set1_pd(-0.75 + 2), a3 = _mm256_set1_pd(-0.75 + 3);
+    __m256d u = _mm256_add_pd(t, one), s = _mm256_sub_pd(one, t), v = _mm256_sub_pd(_mm256_set1_pd(2.0), t);
+    w[0] = _mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(a, u), a5), u), a8), u), a4);
+    w[1] = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(a2, t), a3), t), t), one);
+    w[2] = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(a2, s), a3), s), s), one);
+    w[3] = _mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(a, v), a5), v), a8), v), a4);
+}
+
+IRGRID_AVX2_INLINE __m256 irgrid_denormalize_ps(__m256 g, double length, int align) {
+    __m256d lo = irgrid_denormalize_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(g)), length, align);
+    __m256d hi = irgrid_denormalize_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)), length, align);
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+}
+
+IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
+    __m256d lo[4], hi[4];
+    int j;
+    irgrid_cubic_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(t)), lo);
+    irgrid_cubic_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)), hi);
+    for (j = 0; j < 4; j++)
+        w[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo[j])), _mm256_cvtpd_ps(hi[j]), 1);
+}
+
+/* ------------------------------------------------------------------ f32, 8 lanes */
+#define FT float
+#define SFX(name) name##_f32
+#define LANES 8
+#define VF __m256
+#define VI __m256i
+#define SET1 _mm256_set1_ps
+#define ZERO _mm256_setzero_ps
+#define ADD _mm256_add_ps
+#define SUB _mm256_sub_ps
+#define MUL _mm256_mul_ps
+#define FMADD _mm256_fmadd_ps
+#define VMIN _mm256_min_ps
+#define VMAX _mm256_max_ps
+#define AND _mm256_and_ps
+#define ANDNOT _mm256_andnot_ps
+#define OR _mm256_or_ps
+#define BLEND _mm256_blendv_ps
+#define CMP _mm256_cmp_ps
+#define FLOOR _mm256_floor_ps
+#define RINT(v) _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define MOVEMASK _mm256_movemask_ps
+#define LOADU _mm256_loadu_ps
+#define STOREU _mm256_storeu_ps
+#define MASKSTORE(p, m, v) _mm256_maskstore_ps(p, _mm256_castps_si256(m), v)
+#define TOINT _mm256_cvttps_epi32
+#define ISET1 _mm256_set1_epi32
+#define IADD _mm256_add_epi32
+#define IMUL _mm256_mullo_epi32
+#define IEXTRACT _mm256_extract_epi32
+#define GATHER(src, base, idx, mask) _mm256_mask_i32gather_ps(src, base, idx, mask, 4)
+#define DENORMALIZE irgrid_denormalize_ps
+#define CUBIC irgrid_cubic_ps
+#include "simd_gather_body.h"
+
+/* ------------------------------------------------------------------ f64, 4 lanes */
+#define FT double
+#define SFX(name) name##_f64
+#define LANES 4
+#define VF __m256d
+#define VI __m128i
+#define SET1 _mm256_set1_pd
+#define ZERO _mm256_setzero_pd
+#define ADD _mm256_add_pd
+#define SUB _mm256_sub_pd
+#define MUL _mm256_mul_pd
+#define FMADD _mm256_fmadd_pd
+#define VMIN _mm256_min_pd
+#define VMAX _mm256_max_pd
+#define AND _mm256_and_pd
+#define ANDNOT _mm256_andnot_pd
+#define OR _mm256_or_pd
+#define BLEND _mm256_blendv_pd
+#define CMP _mm256_cmp_pd
+#define FLOOR _mm256_floor_pd
+#define RINT(v) _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define MOVEMASK _mm256_movemask_pd
+#define LOADU _mm256_loadu_pd
+#define STOREU _mm256_storeu_pd
+#define MASKSTORE(p, m, v) _mm256_maskstore_pd(p, _mm256_castpd_si256(m), v)
+#define TOINT _mm256_cvttpd_epi32
+#define ISET1 _mm_set1_epi32
+#define IADD _mm_add_epi32
+#define IMUL _mm_mullo_epi32
+#define IEXTRACT _mm_extract_epi32
+#define GATHER(src, base, idx, mask) _mm256_mask_i32gather_pd(src, base, idx, mask, 8)
+#define DENORMALIZE irgrid_denormalize_pd
+#define CUBIC irgrid_cubic_pd
+#include "simd_gather_body.h"
+
+#else  /* no x86 SIMD: never called (irgrid_simd_available() is 0) */
+static Py_ssize_t irgrid_simd_sample_f32(const float* x, const float* g, float* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t y_cstride, Py_ssize_t rank,
+        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align,
+        Py_ssize_t* fallback) { return -1; }
+static Py_ssize_t irgrid_simd_sample_f64(const double* x, const double* g, double* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t y_cstride, Py_ssize_t rank,
+        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align,
+        Py_ssize_t* fallback) { return -1; }
+#endif
+#endif

@@ -1,0 +1,299 @@
+/* The vector GridSample of simd_gather.h for one float type: included once per type with FT (the
+   float), LANES, VF / VI (float and int32 index vectors) and the operation macros defined, which
+   it undefines at the end. Float-valued tap indices stay exact integers (|x| <= 2**22). */
+
+typedef struct { VF w[4]; VI off[4]; VF ok[4]; } SFX(irgrid_dim);
+
+/* An integer tap index (float-valued) after padding; *ok: taps zeros padding keeps; lanes whose
+   reflection needs more than one fold are added to *bad. interpolation.pxd's pad_tap. */
+IRGRID_AVX2_INLINE VF SFX(irgrid_pad)(VF i, FT length, int padding, int align, VF* ok, VF* bad) {
+    const VF zero = ZERO(), last = SET1(length - 1);
+    VF below = CMP(i, zero, _CMP_LT_OQ), above = CMP(i, last, _CMP_GT_OQ);
+    *ok = CMP(zero, zero, _CMP_EQ_OQ);  /* every lane */
+    if (padding == 0) {
+        *ok = ANDNOT(OR(below, above), *ok);
+        return i;
+    }
+    if (padding == 1)
+        return VMIN(VMAX(i, zero), last);
+    if (align) {  /* about the edge pixels' centres: period 2(L-1) */
+        if (length == 1)
+            return zero;
+        *bad = OR(*bad, OR(CMP(i, SET1(1 - length), _CMP_LT_OQ), CMP(i, SET1(2 * (length - 1)), _CMP_GT_OQ)));
+        i = BLEND(i, SUB(zero, i), below);
+        return BLEND(i, SUB(SET1(2 * (length - 1)), i), above);
+    }
+    /* about the outer edges: period 2L */
+    *bad = OR(*bad, OR(CMP(i, SET1(-length), _CMP_LT_OQ), CMP(i, SET1(2 * length - 1), _CMP_GT_OQ)));
+    i = BLEND(i, SUB(SET1(-1), i), below);
+    return BLEND(i, SUB(SET1(2 * length - 1), i), above);
+}
+
+/* Reflection of a continuous coordinate within one period of its bounds (interpolation.pxd's
+   reflect_coordinate, whose fmod is the identity there); lanes further out are added to *bad. */
+IRGRID_AVX2_INLINE VF SFX(irgrid_reflect)(VF x, FT length, int align, VF* bad) {
+    const FT lo = align ? 0 : (FT)-0.5, hi = align ? length - 1 : length - (FT)0.5, span = hi - lo;
+    VF vlo = SET1(lo), vhi = SET1(hi), vspan = SET1(span), period = SET1(2 * span);
+    VF below, above, m_lo, m_hi, x_lo, x_hi;
+    if (span <= 0)
+        return vlo;
+    below = CMP(x, vlo, _CMP_LT_OQ);
+    above = CMP(x, vhi, _CMP_GT_OQ);
+    m_lo = SUB(vlo, x);
+    m_hi = SUB(x, vhi);
+    *bad = OR(*bad, OR(AND(below, CMP(m_lo, period, _CMP_GE_OQ)), AND(above, CMP(m_hi, period, _CMP_GE_OQ))));
+    x_lo = BLEND(SUB(vhi, SUB(m_lo, vspan)), ADD(vlo, m_lo), CMP(m_lo, vspan, _CMP_LE_OQ));
+    x_hi = BLEND(ADD(vlo, SUB(m_hi, vspan)), SUB(vhi, m_hi), CMP(m_hi, vspan, _CMP_LE_OQ));
+    x = BLEND(BLEND(x, x_hi, above), x_lo, below);
+    return VMIN(VMAX(x, vlo), vhi);
+}
+
+/* The taps of one spatial dim (interpolation.pxd's dim_taps) for the lanes' normalised coordinates
+   g into d; lanes outside the vector path's range are added to *bad (their taps are garbage). */
+IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, Py_ssize_t length, Py_ssize_t stride, int mode, int padding,
+                                             int align, SFX(irgrid_dim)* d, VF* bad) {
+    const VF one = SET1(1), sign = SET1((FT)-0.0), all = CMP(one, one, _CMP_EQ_OQ);
+    const FT len = (FT)length;
+    VF x, base, t, idx, lane_ok, ok_tail;
+    int j, n = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
+    lane_ok = CMP(ANDNOT(sign, g), SET1((FT)1e30), _CMP_LT_OQ);  /* false for NaN and at infinity */
+    g = AND(g, lane_ok);
+    x = DENORMALIZE(g, (double)length, align);
+    lane_ok = AND(lane_ok, CMP(ANDNOT(sign, x), SET1((FT)4194304), _CMP_LE_OQ));
+    *bad = OR(*bad, ANDNOT(lane_ok, all));
+    x = AND(x, lane_ok);  /* never floor or convert what the vector path does not own */
+    if (mode == 0) {
+        base = RINT(x);
+    } else if (mode == 1) {
+        if (padding == 1)
+            x = VMIN(VMAX(x, ZERO()), SET1((FT)(length - 1)));
+        else if (padding == 2)
+            x = SFX(irgrid_reflect)(x, len, align, bad);
+        base = FLOOR(x);
+        t = SUB(x, base);
+        d->w[0] = SUB(one, t);
+        d->w[1] = t;
+    } else {
+        base = FLOOR(x);
+        CUBIC(SUB(x, base), d->w);
+        base = SUB(base, one);
+    }
+    for (j = 0; j < n; j++) {
+        idx = SFX(irgrid_pad)(j ? ADD(base, SET1((FT)j)) : base, len, padding, align, &ok_tail, bad);
+        d->ok[j] = ok_tail;
+        d->off[j] = stride == 1 ? TOINT(idx) : IMUL(TOINT(idx), ISET1((int)stride));
+    }
+}
+
+#if LANES == 8
+/* Lanes' pairs of adjacent floats x[idx], x[idx + 1] with one 64-bit gather per 4 lanes (half the
+   loads of two element gathers): idx and mask in the order perm8 puts them, so that the two
+   shuffles below return both taps in lane order. */
+IRGRID_AVX2_INLINE void irgrid_pair_gather(const float* xc, __m256i idx, __m256i mask, __m256* v0, __m256* v1) {
+    __m256 a = _mm256_castpd_ps(_mm256_mask_i32gather_pd(_mm256_setzero_pd(), (const double*)xc,
+        _mm256_castsi256_si128(idx), _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(mask))), 4));
+    __m256 b = _mm256_castpd_ps(_mm256_mask_i32gather_pd(_mm256_setzero_pd(), (const double*)xc,
+        _mm256_extracti128_si256(idx, 1), _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(mask, 1))), 4));
+    *v0 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    *v1 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+}
+#endif
+
+/* The taps of a group of lanes, ready for every channel: outer-product order (outermost dim
+   major), weights multiplied outermost first as outer_product_taps does. */
+typedef struct {
+    VI idx[16];
+    VF w[16], ok[16], store_mask;
+#if LANES == 8
+    __m256i pair_idx[8], pair_ok[8];
+    VF single[2];
+    int singles;
+#endif
+} SFX(irgrid_group);
+
+/* The outer dims' taps form `rows` (a plane offset, weight and mask each), the innermost dim's the
+   taps along a row. f32: a row's taps 2p, 2p + 1 ("pair p") are read with one 64-bit gather where
+   both are kept and adjacent; the other lanes that keep either tap ("single") read it with an
+   element gather. */
+IRGRID_AVX2_INLINE void SFX(irgrid_prepare)(const SFX(irgrid_dim)* d, int rank, int n, SFX(irgrid_group)* q) {
+    const SFX(irgrid_dim)* in = d + rank - 1;
+    VI row_off[4];
+    VF row_w[4], row_ok[4];
+    int e, f, j, r, rows = 0, taps = 0;
+    for (e = 0; e < n; e++)
+        for (f = 0; f < (rank == 3 ? n : 1); f++) {
+            row_off[rows] = rank == 3 ? IADD(d[0].off[e], d[1].off[f]) : d[0].off[e];
+            row_w[rows] = rank == 3 ? MUL(d[0].w[e], d[1].w[f]) : d[0].w[e];
+            row_ok[rows] = rank == 3 ? AND(d[0].ok[e], d[1].ok[f]) : d[0].ok[e];
+            rows++;
+        }
+    for (r = 0; r < rows; r++)
+        for (j = 0; j < n; j++) {
+            q->idx[taps] = IADD(row_off[r], in->off[j]);
+            q->w[taps] = MUL(row_w[r], in->w[j]);
+            q->ok[taps] = AND(row_ok[r], in->ok[j]);
+            taps++;
+        }
+#if LANES == 8
+    q->singles = 0;
+    for (j = 0; j < n / 2; j++) {
+        const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+        __m256 both = AND(AND(in->ok[2 * j], in->ok[2 * j + 1]), _mm256_castsi256_ps(
+            _mm256_cmpeq_epi32(in->off[2 * j + 1], IADD(in->off[2 * j], ISET1(1)))));
+        q->single[j] = ANDNOT(both, OR(in->ok[2 * j], in->ok[2 * j + 1]));
+        q->singles |= MOVEMASK(q->single[j]);
+        for (r = 0; r < rows; r++) {
+            q->pair_idx[r * 2 + j] = _mm256_permutevar8x32_epi32(q->idx[r * n + 2 * j], perm);
+            q->pair_ok[r * 2 + j] = _mm256_permutevar8x32_epi32(_mm256_castps_si256(AND(row_ok[r], both)), perm);
+        }
+    }
+#endif
+}
+
+/* One channel's outputs of a prepared group, summed with FMA (nearest: the value itself, 1 * x). */
+IRGRID_AVX2_INLINE VF SFX(irgrid_apply)(const SFX(irgrid_group)* q, const FT* xc, int rank, int n) {
+    VF acc = ZERO(), v0, v1;
+    int j, p, r, taps = n * (rank == 3 ? n * n : n);
+    if (n == 1)
+        return GATHER(ZERO(), xc, q->idx[0], q->ok[0]);
+#if LANES == 8
+    for (r = 0; r < taps / n; r++)
+        for (p = 0; p < n / 2; p++) {
+            j = r * n + 2 * p;
+            irgrid_pair_gather(xc, q->pair_idx[r * 2 + p], q->pair_ok[r * 2 + p], &v0, &v1);
+            if (q->singles) {
+                v0 = GATHER(v0, xc, q->idx[j], AND(q->ok[j], q->single[p]));
+                v1 = GATHER(v1, xc, q->idx[j + 1], AND(q->ok[j + 1], q->single[p]));
+            }
+            acc = j ? FMADD(q->w[j], v0, acc) : MUL(q->w[j], v0);
+            acc = FMADD(q->w[j + 1], v1, acc);
+        }
+#else
+    (void)p; (void)r; (void)v0; (void)v1;
+    acc = MUL(q->w[0], GATHER(ZERO(), xc, q->idx[0], q->ok[0]));
+    for (j = 1; j < taps; j++)
+        acc = FMADD(q->w[j], GATHER(ZERO(), xc, q->idx[j], q->ok[j]), acc);
+#endif
+    return acc;
+}
+
+/* Channel by channel over a block of prepared groups (lanes p0 + 8 * i): each channel's reads of
+   the block stay together in L1 (channel planes at a power-of-two stride share cache sets). */
+IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int groups, const FT* x, FT* y,
+                                                Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t y_cstride,
+                                                int rank, int n) {
+    Py_ssize_t c;
+    int i;
+    for (c = 0; c < channels; c++)
+        for (i = 0; i < groups; i++) {
+            FT* yc = y + c * y_cstride + i * LANES;
+            VF acc;
+            if (c + 1 < channels) {  /* the next channel reads the same offsets in the next plane */
+                int t = n * (rank == 3 ? n * n : n) - 1;
+                __builtin_prefetch(x + (c + 1) * x_cstride + IEXTRACT(q[i].idx[0], 0));
+                __builtin_prefetch(x + (c + 1) * x_cstride + IEXTRACT(q[i].idx[t], LANES - 1));
+            }
+            acc = SFX(irgrid_apply)(q + i, x + c * x_cstride, rank, n);
+            if (MOVEMASK(q[i].store_mask) == (1 << LANES) - 1)
+                STOREU(yc, acc);
+            else
+                MASKSTORE(yc, q[i].store_mask, acc);
+        }
+}
+
+/* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
+   (x + c * x_cstride -> y + c * y_cstride); returns how many points it left to the scalar path,
+   their indices in fallback[0 ..) (capacity n). */
+static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, FT* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t y_cstride, Py_ssize_t rank,
+        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align,
+        Py_ssize_t* fallback) {
+    SFX(irgrid_dim) d[3];
+    SFX(irgrid_group) q[IRGRID_SIMD_GROUPS];
+    FT coords[3][LANES], lanes[LANES];
+    Py_ssize_t p, p0, nf = 0, k, lane, m;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), bits, i;
+    for (lane = 0; lane < LANES; lane++)
+        lanes[lane] = (FT)lane;
+    for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
+        for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i++, p += LANES) {
+            VF bad = ZERO(), gk[3];
+            m = n - p < LANES ? n - p : LANES;
+#if LANES == 8
+            if (rank == 2 && m == LANES) {  /* (x, y) of 8 points: deinterleaved with shuffles */
+                VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 8);
+                gk[0] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
+                gk[1] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+            } else
+#endif
+            {
+                for (lane = 0; lane < LANES; lane++)
+                    for (k = 0; k < rank; k++)
+                        coords[k][lane] = lane < m ? g[(p + lane) * rank + k] : 0;
+                for (k = 0; k < rank; k++)
+                    gk[k] = LOADU(coords[k]);
+            }
+            for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
+                SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, d + k, &bad);
+            bits = MOVEMASK(bad);
+            if (bits) {
+                for (lane = 0; lane < m; lane++)
+                    if (bits >> lane & 1)
+                        fallback[nf++] = p + lane;
+                for (k = 0; k < taps; k++)
+                    d[0].ok[k] = ANDNOT(bad, d[0].ok[k]);
+            }
+            if (rank == 2 && taps == 1)
+                SFX(irgrid_prepare)(d, 2, 1, q + i);
+            else if (rank == 2 && taps == 2)
+                SFX(irgrid_prepare)(d, 2, 2, q + i);
+            else if (rank == 2)
+                SFX(irgrid_prepare)(d, 2, 4, q + i);
+            else
+                SFX(irgrid_prepare)(d, 3, 2, q + i);
+            q[i].store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+        }
+        if (rank == 2 && taps == 1)
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 1);
+        else if (rank == 2 && taps == 2)
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 2);
+        else if (rank == 2)
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 4);
+        else
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 3, 2);
+    }
+    return nf;
+}
+
+#undef FT
+#undef SFX
+#undef LANES
+#undef VF
+#undef VI
+#undef SET1
+#undef ZERO
+#undef ADD
+#undef SUB
+#undef MUL
+#undef FMADD
+#undef VMIN
+#undef VMAX
+#undef AND
+#undef ANDNOT
+#undef OR
+#undef BLEND
+#undef CMP
+#undef FLOOR
+#undef RINT
+#undef MOVEMASK
+#undef LOADU
+#undef STOREU
+#undef MASKSTORE
+#undef TOINT
+#undef ISET1
+#undef IADD
+#undef IMUL
+#undef GATHER
+#undef IEXTRACT
+#undef DENORMALIZE
+#undef CUBIC
