@@ -6,6 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -30,9 +31,11 @@ def openmp_flags() -> list[str]:
 
 
 omp = openmp_flags()
+# numpy's C API: sampling.SamplePlan checks its arrays' dtype and shape without Python calls.
+numpy_api = dict(include_dirs=[numpy.get_include()], define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
 extensions = [
     Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"],
-              extra_compile_args=["-O3", *omp], extra_link_args=omp)
+              extra_compile_args=["-O3", *omp], extra_link_args=omp, **numpy_api)
     for name in KERNELS
 ] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2"])
      for name in PLAIN]
