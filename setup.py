@@ -6,6 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -35,10 +36,12 @@ omp = openmp_flags()
 # intrinsics in the AVX2 headers (chosen at run time) are unaffected.
 STRICT = ["-ffp-contract=off"]
 DEPENDS = {"sampling": ["cython_kernels/simd_gather.h", "cython_kernels/simd_gather_body.h"]}
+# numpy's C API: sampling.SamplePlan checks its arrays' dtype and shape without Python calls.
+numpy_api = dict(include_dirs=["cython_kernels", numpy.get_include()],
+                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
 extensions = [
     Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], depends=DEPENDS.get(name, []),
-              include_dirs=["cython_kernels"], extra_compile_args=["-O3", *STRICT, *omp],
-              extra_link_args=omp)
+              extra_compile_args=["-O3", *STRICT, *omp], extra_link_args=omp, **numpy_api)
     for name in KERNELS
 ] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
      for name in PLAIN]

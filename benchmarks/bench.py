@@ -26,9 +26,16 @@ Method
   with a 1-thread PASSIVE run beside them (one thread never wakes a sleeping OpenMP thread).
 - GridSample memory bandwidth: bytes of data + grid read and output written, over irgrid's median
   time, against a copy bandwidth measured in the same run (numpy copy of a 256 MiB array, counted
-  as read + write; the better of one thread and --threads Python threads).
-- Inputs are seeded: data uniform in [-1, 1); grids are smooth warps (identity rotated, scaled by
-  1.08 and gently perturbed; a few points fall outside [-1, 1]), padding zeros, align_corners=0.
+  as read + write; the better of one thread and --threads Python threads). Roofline: the time those
+  bytes take at the copy bandwidth of --threads threads (what a kernel that only streamed its inputs
+  and output would take); "x roof" is irgrid's median time over it.
+- Inputs are seeded: data uniform in [-1, 1); every GridSample case (but the tiny one) runs on two
+  grids, named by the case's last part: /smooth, warps (identity rotated, scaled by 1.08 and gently
+  perturbed; a few points fall outside [-1, 1]) as in warping and registration networks, and /random,
+  uniform in [-1.1, 1.1] as in the peers' own benchmarks (no locality: every point's taps miss the
+  cache); padding zeros, align_corners=0.
+- Per-call overhead (tiny case): irgrid's compiled call and, alone, the kernel's entry (a
+  `SamplePlan`, what a compiled model's static GridSample step calls), against the peers' calls.
 - DeformConv cases (deform_conv/*): DCN layers with seeded offsets (N(0, 2) pixels) and masks
   (uniform [0, 1)); irgrid and OpenVINO read the same IR (DeformableConvolution-8,
   bilinear_interpolation_pad=true, in 2-D; DeformConv irgrid1 in 3-D, which OpenVINO runs only through
@@ -89,18 +96,21 @@ def _cases(quick: bool) -> list[dict]:
         dict(name="prior_grid/large", kind="prior_grid", priors=3, featmap=prior_large,
              image=(1, 3, 800, 1344), peers=("irgrid", "openvino")),
     ]
-    for mode in ("bilinear", "nearest", "bicubic"):
-        cases.append(dict(name=f"grid_sample/2d_{mode}", kind="grid_sample", mode=mode,
-                          x=(1, c2, s2, s2), grid=(1, s2, s2, 2), peers=gs2 + (ext if mode == "bilinear" else ())))
-    cases.append(dict(name="grid_sample/2d_bilinear_batched", kind="grid_sample", mode="bilinear",
-                      x=(nb, cb, sb, sb), grid=(nb, sb, sb, 2), peers=gs2))
+    # Each GridSample case on both grid kinds (GRID_KINDS).
+    sample_cases = [dict(name=f"grid_sample/2d_{mode}", mode=mode, x=(1, c2, s2, s2), grid=(1, s2, s2, 2),
+                         peers=gs2 + (ext if mode == "bilinear" else ()))
+                    for mode in ("bilinear", "nearest", "bicubic")]
+    sample_cases.append(dict(name="grid_sample/2d_bilinear_batched", mode="bilinear",
+                             x=(nb, cb, sb, sb), grid=(nb, sb, sb, 2), peers=gs2))
     # OpenVINO's GridSample-9 is 4-D only (the rank-5 IR is irgrid1, which it cannot read): not run.
     # onnxruntime and torch have no 3-D cubic: they are tried anyway and their refusal is reported.
-    for mode in ("trilinear", "tricubic"):
-        cases.append(dict(name=f"grid_sample/3d_{mode}", kind="grid_sample", mode=mode,
-                          x=(1, c3, d3, s3, s3), grid=(1, d3, s3, s3, 3),
-                          peers=("irgrid", "onnxruntime", "torch") + ext))
-    cases.append(dict(name="grid_sample/tiny", kind="grid_sample", mode="bilinear",
+    sample_cases += [dict(name=f"grid_sample/3d_{mode}", mode=mode, x=(1, c3, d3, s3, s3), grid=(1, d3, s3, s3, 3),
+                          peers=("irgrid", "onnxruntime", "torch") + ext)
+                     for mode in ("trilinear", "tricubic")]
+    for case in sample_cases:
+        for grid_kind in GRID_KINDS:
+            cases.append(dict(case, name=f"{case['name']}/{grid_kind}", kind="grid_sample", grid_kind=grid_kind))
+    cases.append(dict(name="grid_sample/tiny", kind="grid_sample", mode="bilinear", grid_kind="smooth",
                       x=(1, 1, 4, 4), grid=(1, 2, 2, 2), peers=gs2 + ext + ("irgrid_kernel",)))
     return cases + _deform_cases(quick) + _affine_cases(quick)
 
@@ -240,7 +250,10 @@ def _deform_flops(case: dict) -> int:
     return 2 * points * case["w"][0] * math.prod(case["w"][1:])
 
 
-POLICY_CASES = ("grid_sample/tiny", "grid_sample/2d_bilinear")
+POLICY_CASES = ("grid_sample/tiny", "grid_sample/2d_bilinear/smooth")
+# smooth: warps as in registration and flow networks (`_smooth_grid`); random: uniform in
+# [-1.1, 1.1], the inputs of the peers' own GridSample benchmarks (no locality between points).
+GRID_KINDS = ("smooth", "random")
 
 # Mode names per API: irgrid opset9 / irgrid1 IR, ONNX GridSample-20, torch.
 _MODES = {
@@ -266,6 +279,8 @@ def _inputs(case: dict) -> dict[str, np.ndarray]:
         if "mask" in shapes:
             inputs["mask"] = rng.uniform(0, 1, shapes["mask"]).astype(np.float32)
         return inputs
+    if case["grid_kind"] == "random":
+        return {"X": x, "grid": rng.uniform(-1.1, 1.1, case["grid"]).astype(np.float32)}
     return {"X": x, "grid": _smooth_grid(case["grid"], rng)}
 
 
@@ -403,12 +418,13 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
 
         compiled = irgrid.compile_model(xml, threads=threads)
         return (lambda: compiled(inputs)["Y"]), irgrid.__version__
-    if peer == "irgrid_kernel":  # the kernel alone, no executor (per-call overhead split)
+    if peer == "irgrid_kernel":  # the kernel's entry alone, no executor (per-call overhead split)
         import irgrid
-        from irgrid.ops.grid_sample import sample
+        from irgrid.ops.grid_sample import sample_plan
 
-        mode = _MODES[case["mode"]][1]
-        return (lambda: sample(inputs["X"], inputs["grid"], mode, "zeros", False, threads)), irgrid.__version__
+        x, grid = inputs["X"], inputs["grid"]
+        plan = sample_plan(x.shape, grid.shape, x.dtype, _MODES[case["mode"]][1], "zeros", False)
+        return (lambda: plan(x, grid, None, threads)), irgrid.__version__
     if peer in ("openvino", "openvino_ext"):
         import openvino as ov
 
@@ -697,7 +713,7 @@ def _describe(case: dict) -> str:
         return text if case["kind"] == "affine_grid" else f"AffineGrid ({text}) -> GridSample X {_shape(case['x'])}, {case['mode']}"
     if case["kind"] == "prior_grid":
         return f"priors {case['priors']}x4, featmap {_shape(case['featmap'])}, image {_shape(case['image'])}"
-    return f"X {_shape(case['x'])}, grid {_shape(case['grid'])}, {case['mode']}"
+    return f"X {_shape(case['x'])}, grid {_shape(case['grid'])} ({case['grid_kind']}), {case['mode']}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -742,7 +758,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in _cases(args.quick) if _selected(c["name"], patterns)]
     if args.list:
         for c in _cases(args.quick):
-            print(f"{c['name']:<34} {_describe(c)}")
+            print(f"{c['name']:<38} {_describe(c)}")
         return 0
     if not cases:
         parser.error(f"--cases {args.cases!r} matches no case (see --list)")
@@ -834,6 +850,9 @@ def main(argv: list[str] | None = None) -> int:
                     row["irgrid_GBps"] = moved / (base / 1e3) / 1e9
                     if copy_gbps:
                         row["fraction_of_copy_bandwidth"] = row["irgrid_GBps"] / copy_gbps
+                    if copy.get("ok"):  # the bytes at the copy bandwidth of this run's thread count
+                        row["roofline_ms"] = moved / (copy["threads_GBps"] * 1e9) * 1e3
+                        row["over_roofline"] = base / row["roofline_ms"]
             results.append(row)
 
         policy_rows = []
@@ -880,8 +899,9 @@ def _print_tables(report: dict, available: dict) -> None:
     others = [p for p in peers if p != "irgrid"]
     print(f"\nResults: median ms per call ({report['header']['threads']} threads); (x) = peer / irgrid, "
           "above 1 means irgrid is faster")
-    cols = ["case", "irgrid ms"] + [f"{PEER_LABELS[p]} ms (x)" for p in others] + ["GB/s", "%copy", "max|diff|"]
-    widths = [32, 10] + [22] * len(others) + [6, 6, 9]
+    cols = (["case", "irgrid ms"] + [f"{PEER_LABELS[p]} ms (x)" for p in others]
+            + ["GB/s", "%copy", "roof ms", "x roof", "max|diff|"])
+    widths = [38, 10] + [22] * len(others) + [6, 6, 8, 7, 9]
     print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cols, widths))))
     print("-" * (sum(widths) + 2 * (len(widths) - 1)))
     notes = []
@@ -909,16 +929,20 @@ def _print_tables(report: dict, available: dict) -> None:
         cells.append(f"{row['irgrid_GBps']:.1f}" if "irgrid_GBps" in row else "-")
         frac = row.get("fraction_of_copy_bandwidth")
         cells.append(f"{100 * frac:.0f}%" if frac is not None else "-")
+        cells.append(_fmt_ms(row["roofline_ms"]) if "roofline_ms" in row else "-")
+        cells.append(f"{row['over_roofline']:.1f}" if "over_roofline" in row else "-")
         cells.append(f"{max(diffs):.1e}" if diffs else "-")
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))))
     print("\nCases:")
     for row in report["results"]:
-        print(f"  {row['case']:<32} {row['description']}")
+        print(f"  {row['case']:<38} {row['description']}")
     if notes:
         print("Peers that could not run a case:")
         for note in notes:
             print(f"  {note}")
     print("GB/s: (data + grid + output bytes) / irgrid's time; %copy: that over the copy bandwidth above. "
+          f"roof ms: those bytes at the copy bandwidth of {report['header']['threads']} thread(s) "
+          f"({(report['copy_bandwidth'] or {}).get('threads_GBps', float('nan')):.1f} GB/s); x roof: irgrid ms / roof ms. "
           "max|diff|: largest |peer - irgrid| over the peers.")
     print(f"*: other processes used more than {BUSY_PCT:g}% of the machine during that measurement, even after "
           "retries (see background_cpu_pct in the JSON).")
@@ -934,13 +958,14 @@ def _print_tables(report: dict, available: dict) -> None:
     tiny = next((r for r in report["results"] if r["case"] == "grid_sample/tiny"), None)
     if tiny:
         print("\nPer-call overhead (GridSample on X 1x1x4x4, grid 1x2x2x2):")
-        labels = {"irgrid": "irgrid.compile_model(...)(inputs)", "irgrid_kernel": "irgrid kernel only "
-                  "(irgrid.ops.grid_sample.sample)", "openvino": "OpenVINO infer request (native GridSample-9)",
+        labels = {"irgrid": "irgrid.compile_model(...)(inputs)", "irgrid_kernel": "irgrid kernel entry only "
+                  "(SamplePlan: grid_sample.sample_plan)",
+                  "openvino": "OpenVINO infer request (native GridSample-9)",
                   "openvino_ext": "OpenVINO infer request, irgrid1 op via the extension",
                   "onnxruntime": "onnxruntime session.run", "torch": "torch grid_sample"}
         for peer, res in tiny["peers"].items():
             if res.get("ok"):
-                print(f"  {labels[peer]:<52} {res['timing']['median_ms'] * 1e3:8.1f} us")
+                print(f"  {labels[peer]:<64} {res['timing']['median_ms'] * 1e3:8.1f} us")
     if report["omp_wait_policy"]:
         print("\nirgrid OMP_WAIT_POLICY (set in the subprocess environment before import):")
         threads = report["header"]["threads"]

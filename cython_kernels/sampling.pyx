@@ -29,15 +29,23 @@ random grids (uniform [-1.1, 1.1]): bilinear 0.31, nearest 0.49, bicubic 0.54, b
 3-D trilinear 0.51; smooth warps (bench.py's): bilinear 0.92, nearest 0.61, bicubic 0.9,
 batched 1.14, 3-D trilinear 0.94.
 """
+import math
+
+import numpy as np
+
+cimport numpy as cnp
 from cython.parallel cimport prange
 from cython cimport floating
 from libc.math cimport NAN
+from libc.string cimport memcmp
 
 from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
     PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps, weighted_sum,
 )
 from affine cimport AFFINE_MAX_RANK, affine_axes, affine_point, first_index, next_index
+
+cnp.import_array()
 
 cdef extern from *:
     void __builtin_prefetch(const void*) noexcept nogil  # GCC and Clang; a hint, never a read
@@ -202,11 +210,11 @@ cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_
         apply_taps(xb, yb, c1 - c0, plane, points, max_taps, 0, i, 1, tap_off, tap_w, &count)
 
 
-cdef Py_ssize_t data_layout(const Py_ssize_t[::1] dims, int mode, int padding, Py_ssize_t* strides,
+cdef Py_ssize_t data_layout(const Py_ssize_t* dims, Py_ssize_t rank, int mode, int padding, Py_ssize_t* strides,
                             Py_ssize_t* max_taps) except -1:
     """Check rank, mode, padding and the data's spatial dims; fill strides and the taps per point;
     return the size of one channel plane."""
-    cdef Py_ssize_t rank = dims.shape[0], plane = 1, k
+    cdef Py_ssize_t plane = 1, k
     if rank < 1 or rank > MAX_RANK:
         raise ValueError(f"rank must be in 1..{MAX_RANK}")
     if mode not in (MODE_NEAREST, MODE_LINEAR, MODE_CUBIC) or padding not in (PAD_ZEROS, PAD_BORDER, PAD_REFLECTION):
@@ -295,44 +303,121 @@ cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_
                      align_corners, affine, extents, starts, steps, b, start, min(start + chunk_points, points))
 
 
-def grid_sample(const floating[::1] x, const floating[::1] grid, floating[::1] y, Py_ssize_t batch,
-                Py_ssize_t channels, const Py_ssize_t[::1] dims, Py_ssize_t points, int mode,
-                int padding, bint align_corners, int num_threads) -> None:
-    """Sample flattened x (batch, channels, *dims) at flattened grid (batch, points, rank) into y."""
-    cdef Py_ssize_t rank = dims.shape[0], plane, max_taps
-    cdef Py_ssize_t[MAX_RANK] strides
-    plane = data_layout(dims, mode, padding, strides, &max_taps)
-    if x.shape[0] != batch * channels * plane or grid.shape[0] != batch * points * rank or y.shape[0] != batch * channels * points:
-        raise ValueError("buffer sizes do not match the shapes")
-    if batch == 0 or points == 0 or channels == 0:
-        return
-    run_blocks(&x[0], &grid[0], &y[0], batch, channels, rank, &dims[0], strides, plane, points, max_taps,
-               mode, padding, align_corners, False, NULL, NULL, NULL, num_threads)
+cdef class SamplePlan:
+    """GridSample with fixed shapes, dtype and attributes, checked once; then called per run.
 
-
-def affine_grid_sample(const floating[::1] x, const floating[::1] theta, floating[::1] y, Py_ssize_t batch,
-                       Py_ssize_t channels, const Py_ssize_t[::1] dims, const Py_ssize_t[::1] out_dims, int mode,
-                       int padding, bint align_corners, bint grid_align_corners, int num_threads) -> None:
-    """GridSample of flattened x (batch, channels, *dims) at the points of AffineGrid(theta (batch, r,
-    r + 1), out_dims outermost first, grid_align_corners) into y (batch, channels, *out_dims), with no
-    grid tensor: AffineGrid fused into GridSample."""
-    cdef Py_ssize_t rank = dims.shape[0], plane, max_taps, points = 1, k
-    cdef Py_ssize_t[MAX_RANK] strides
+    `SamplePlan(x_shape, coords_shape, dtype, mode, padding, align_corners)` samples data x (N, C,
+    *dims) at a grid (N, *out_dims, r); with `out_dims` (and `grid_align_corners`) coords is instead
+    theta (N, r, r + 1) of a fused AffineGrid (`sample_block`). Every size, the mode, padding and
+    taps are validated here (ValueError). `plan(x, coords, out=None, num_threads=1)` then only checks
+    that x and coords are ndarrays of the plan's dtype and shapes (a few C comparisons, no Python
+    attribute lookups: the per-call cost of a small model), copies one that is not C-contiguous,
+    aligned and native-endian, and fills `out` (same checks, writeable) or a fresh array. This is the
+    one entry point into the kernel: `irgrid.ops.grid_sample.sample`, the fused AffineGrid and the
+    compiled model's prepared steps all run through it.
+    """
+    cdef readonly tuple x_shape, coords_shape, out_shape
+    cdef readonly object dtype
+    cdef int typenum, mode, padding
+    cdef bint align_corners, affine
+    cdef Py_ssize_t batch, channels, rank, plane, points, max_taps
+    cdef Py_ssize_t dims[MAX_RANK]
+    cdef Py_ssize_t strides[MAX_RANK]
+    cdef cnp.npy_intp x_dims[MAX_RANK + 2]
+    cdef cnp.npy_intp coords_dims[MAX_RANK + 2]
+    cdef cnp.npy_intp y_dims[MAX_RANK + 2]
     cdef Py_ssize_t extents[AFFINE_MAX_RANK]
-    cdef floating starts[AFFINE_MAX_RANK]
-    cdef floating steps[AFFINE_MAX_RANK]
-    if rank > AFFINE_MAX_RANK or out_dims.shape[0] != rank:
-        raise ValueError(f"an affine grid has 1..{AFFINE_MAX_RANK} dims, as many as the data")
-    plane = data_layout(dims, mode, padding, strides, &max_taps)
-    for k in range(rank):
-        if out_dims[k] < 1:
-            raise ValueError("grid dims must be positive")
-        points *= out_dims[k]
-    if (x.shape[0] != batch * channels * plane or theta.shape[0] != batch * rank * (rank + 1)
-            or y.shape[0] != batch * channels * points):
-        raise ValueError("buffer sizes do not match the shapes")
-    if batch == 0 or channels == 0:
-        return
-    affine_axes(&out_dims[0], rank, grid_align_corners, extents, starts, steps)
-    run_blocks(&x[0], &theta[0], &y[0], batch, channels, rank, &dims[0], strides, plane, points, max_taps,
-               mode, padding, align_corners, True, extents, starts, steps, num_threads)
+    cdef float starts32[AFFINE_MAX_RANK]
+    cdef float steps32[AFFINE_MAX_RANK]
+    cdef double starts64[AFFINE_MAX_RANK]
+    cdef double steps64[AFFINE_MAX_RANK]
+
+    def __init__(self, x_shape, coords_shape, dtype, int mode, int padding, bint align_corners,
+                 out_dims=None, bint grid_align_corners=False):
+        cdef Py_ssize_t k, rank = len(x_shape) - 2, coords_ndim = len(coords_shape)
+        cdef Py_ssize_t grid_dims[AFFINE_MAX_RANK]
+        self.affine = out_dims is not None
+        self.x_shape, self.coords_shape = tuple(x_shape), tuple(coords_shape)
+        self.dtype = np.dtype(dtype)
+        if self.dtype == np.float32:
+            self.typenum = cnp.NPY_FLOAT
+        elif self.dtype == np.float64:
+            self.typenum = cnp.NPY_DOUBLE
+        else:
+            raise ValueError(f"the kernel runs f32 or f64, not {self.dtype}")
+        if rank < 1 or rank > MAX_RANK or coords_ndim != (3 if self.affine else rank + 2):
+            raise ValueError(f"data must be (N, C, *r dims) with 1 <= r <= {MAX_RANK} and coords "
+                             f"{'theta (N, r, r + 1)' if self.affine else 'a grid (N, *out_dims, r)'}, got "
+                             f"{self.x_shape} and {self.coords_shape}")
+        for k in range(rank + 2):
+            self.x_dims[k] = self.x_shape[k]
+        for k in range(coords_ndim):
+            self.coords_dims[k] = self.coords_shape[k]
+        self.batch, self.channels, self.rank = self.x_dims[0], self.x_dims[1], rank
+        if self.batch < 0 or self.channels < 0:
+            raise ValueError("dims must not be negative")
+        for k in range(rank):
+            self.dims[k] = self.x_dims[k + 2]
+        self.plane = data_layout(self.dims, rank, mode, padding, self.strides, &self.max_taps)
+        self.mode, self.padding, self.align_corners = mode, padding, align_corners
+        if self.affine:
+            out_dims = tuple(out_dims)
+            if rank > AFFINE_MAX_RANK or len(out_dims) != rank:
+                raise ValueError(f"an affine grid has 1..{AFFINE_MAX_RANK} dims, as many as the data")
+            if self.coords_dims[0] != self.batch or self.coords_dims[1] != rank or self.coords_dims[2] != rank + 1:
+                raise ValueError(f"theta must be {(self.batch, rank, rank + 1)}, got {self.coords_shape}")
+            for k in range(rank):
+                grid_dims[k] = out_dims[k]
+                if grid_dims[k] < 1:
+                    raise ValueError("grid dims must be positive")
+            affine_axes(grid_dims, rank, grid_align_corners, self.extents, self.starts32, self.steps32)
+            affine_axes(grid_dims, rank, grid_align_corners, self.extents, self.starts64, self.steps64)
+        else:
+            out_dims = self.coords_shape[1:rank + 1]
+            if self.coords_dims[0] != self.batch or self.coords_dims[rank + 1] != rank:
+                raise ValueError(f"grid must be (N={self.batch}, *out_dims, {rank}), got {self.coords_shape}")
+        self.out_shape = self.x_shape[:2] + out_dims
+        self.points = math.prod(out_dims)  # an OverflowError past Py_ssize_t, never a wrap
+        for k in range(rank + 2):
+            self.y_dims[k] = self.out_shape[k]
+            if self.y_dims[k] < 0:
+                raise ValueError("dims must not be negative")
+
+    cdef object _input(self, object a, const cnp.npy_intp* dims, int ndim, str what):
+        """`a` if it is an array of the plan's dtype and shape (C-contiguous: copied if not)."""
+        if not cnp.PyArray_Check(a) or cnp.PyArray_TYPE(a) != self.typenum:
+            raise ValueError(f"{what} must be a {self.dtype} array, got {getattr(a, 'dtype', type(a).__name__)}")
+        if cnp.PyArray_NDIM(a) != ndim or memcmp(cnp.PyArray_DIMS(a), dims, ndim * sizeof(cnp.npy_intp)):
+            raise ValueError(f"{what} must have shape {self._shape(dims, ndim)}, got {a.shape}")
+        if not (cnp.PyArray_ISCARRAY_RO(a) and cnp.PyArray_ISNOTSWAPPED(a)):
+            a = np.ascontiguousarray(a, self.dtype)
+        return a
+
+    cdef tuple _shape(self, const cnp.npy_intp* dims, int ndim):
+        return tuple([dims[k] for k in range(ndim)])
+
+    def __call__(self, x, coords, out=None, int num_threads=1):
+        """Sample x at coords into `out` (or a fresh array) with `num_threads` threads; returns it."""
+        cdef int ndim = self.rank + 2
+        x = self._input(x, self.x_dims, ndim, "data")
+        coords = self._input(coords, self.coords_dims, 3 if self.affine else ndim,
+                             "theta" if self.affine else "grid")
+        if out is None:
+            out = cnp.PyArray_EMPTY(ndim, self.y_dims, self.typenum, 0)
+        elif (not cnp.PyArray_Check(out) or cnp.PyArray_TYPE(out) != self.typenum or cnp.PyArray_NDIM(out) != ndim
+              or memcmp(cnp.PyArray_DIMS(out), self.y_dims, ndim * sizeof(cnp.npy_intp))
+              or not (cnp.PyArray_ISCARRAY(out) and cnp.PyArray_ISNOTSWAPPED(out))):
+            raise ValueError(f"out must be a writeable C-contiguous {self.dtype} array of shape {self.out_shape}")
+        if self.batch == 0 or self.channels == 0 or self.points == 0:
+            return out
+        if self.typenum == cnp.NPY_FLOAT:
+            run_blocks(<const float*>cnp.PyArray_DATA(x), <const float*>cnp.PyArray_DATA(coords),
+                       <float*>cnp.PyArray_DATA(out), self.batch, self.channels, self.rank, self.dims,
+                       self.strides, self.plane, self.points, self.max_taps, self.mode, self.padding,
+                       self.align_corners, self.affine, self.extents, self.starts32, self.steps32, num_threads)
+        else:
+            run_blocks(<const double*>cnp.PyArray_DATA(x), <const double*>cnp.PyArray_DATA(coords),
+                       <double*>cnp.PyArray_DATA(out), self.batch, self.channels, self.rank, self.dims,
+                       self.strides, self.plane, self.points, self.max_taps, self.mode, self.padding,
+                       self.align_corners, self.affine, self.extents, self.starts64, self.steps64, num_threads)
+        return out

@@ -17,7 +17,7 @@ from .ir.dims import is_static, num_elements
 from .ir.element_types import round_to_bf16
 from .ir.model import Layer, Model
 from .memory import check_fits
-from .registry import RunContext, TensorInfo
+from .registry import PreparedFn, RunContext, TensorInfo
 from .threads import get_num_threads
 
 Key = tuple[str, int]  # (layer id, output index)
@@ -109,21 +109,44 @@ def oversized(model: Model, infos: dict[Key, TensorInfo]) -> list[Problem]:
     return problems
 
 
-def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str]) -> list[np.ndarray]:
-    """Run one layer, at compile time (folding) or run time; errors are located at the layer, and a
-    numpy failure in a glue layer becomes a ShapeError naming it. bf16 outputs, carried as f32 and
-    computed in f32, are rounded to bf16 as a bf16 tensor would store them (a no-op after layers that
-    only move data)."""
+_LAYER_FAILURES = (IRGridError, ValueError, IndexError, ZeroDivisionError, TypeError, MemoryError)
+
+
+def _layer_error(layer: Layer, exc: BaseException) -> IRGridError:
+    """An op's exception as an IRGridError located at the layer: a numpy failure in a glue layer
+    becomes a ShapeError naming it."""
+    if isinstance(exc, IRGridError):
+        return exc.located(layer)
+    if isinstance(exc, MemoryError):  # a size known only at run time (from input values) that cannot fit
+        return ShapeError(f"ran out of memory: {exc or 'allocation failed'}", layer=layer)
+    return ShapeError(f"failed: {exc}", layer=layer)
+
+
+def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str],
+              prepared: PreparedFn | None = None) -> list[np.ndarray]:
+    """Run one layer (its `prepared` function when given, else its op's `run`), at compile time
+    (folding) or run time; errors are located at the layer. bf16 outputs, carried as f32 and computed
+    in f32, are rounded to bf16 as a bf16 tensor would store them (a no-op after layers that only move
+    data)."""
     try:
-        values = layer.op.run(layer.attrs, args, ctx)
-    except IRGridError as exc:
-        raise exc.located(layer) from None
-    except (ValueError, IndexError, ZeroDivisionError, TypeError) as exc:
-        raise ShapeError(f"failed: {exc}", layer=layer) from None
-    except MemoryError as exc:  # a size known only at run time (from input values) that cannot fit
-        raise ShapeError(f"ran out of memory: {exc or 'allocation failed'}", layer=layer) from None
+        values = layer.op.run(layer.attrs, args, ctx) if prepared is None else prepared(args, ctx)
+    except _LAYER_FAILURES as exc:
+        raise _layer_error(layer, exc) from None
+    if "bf16" not in output_types:
+        return values
     return [round_to_bf16(value) if element_type == "bf16" and value.dtype == np.float32 else value
             for value, element_type in zip(values, output_types)]
+
+
+def prepare_layer(layer: Layer, inputs: list[TensorInfo]) -> PreparedFn | None:
+    """The layer's op's `prepare` for these static inputs (None when it has none or declines);
+    errors located at the layer, as `run_layer` locates them."""
+    if layer.op.prepare is None:
+        return None
+    try:
+        return layer.op.prepare(layer.attrs, inputs)
+    except _LAYER_FAILURES as exc:
+        raise _layer_error(layer, exc) from None
 
 
 def _unknown_rank_outputs(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:

@@ -1,6 +1,7 @@
 """Allocation guard: an output larger than this machine's memory is an irgrid error, not a crash."""
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -9,7 +10,10 @@ from .errors import ShapeError
 from .ir.dims import format_shape, num_elements
 
 
+@functools.cache
 def physical_memory() -> int:
+    """This machine's RAM in bytes, read once (every allocation asks; two sysconf calls a time cost
+    about a microsecond)."""
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):

@@ -47,6 +47,8 @@ Attrs = Mapping[str, Any]
 InferFn = Callable[[Attrs, list[TensorInfo]], list[TensorInfo]]
 RunFn = Callable[[Attrs, list[np.ndarray], RunContext], list[np.ndarray]]
 FoldFn = Callable[[Attrs, list[TensorInfo]], "np.ndarray | None"]
+PreparedFn = Callable[[list[np.ndarray], RunContext], list[np.ndarray]]
+PrepareFn = Callable[[Attrs, list[TensorInfo]], "PreparedFn | None"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +58,11 @@ class OpSpec:
     native: OpenVINO itself has this (type, version), so the extension never registers it again;
     irgrid-owned versions (`irgrid1`) are the ones `irgrid.openvino.extensions()` provides.
     infer/run are None only for the graph's sources (Parameter, Const), which the graph pass handles.
+    prepare: the compiled model's hook for a layer whose inputs all have static shapes (after `infer`
+    accepted them): it returns a callable `(arrays, ctx) -> outputs` that gives what `run` gives,
+    bitwise, validated once instead of per call (`run` re-runs `infer`, converts, allocates: tens of
+    microseconds a call), or None to use `run`. The callable gets arrays of exactly those shapes and
+    types and returns fresh arrays, or ctx.out's buffers where given.
     """
 
     type: str
@@ -69,6 +76,7 @@ class OpSpec:
     outputs: int = 1
     kernel: bool = False  # True when a Cython kernel runs it (README table)
     fold: FoldFn | None = None  # a value known from input shapes alone (ShapeOf)
+    prepare: PrepareFn | None = None  # a run function for static input shapes (see above)
 
     def parse_attrs(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Canonical attribute values from IR text or Python values; LayerAttributeError otherwise."""

@@ -132,4 +132,4 @@ def test_per_layer_counters(device, tmp_path):
     assert abs(sum(shares) - 100) < 0.5 and all(float(row[-2]) >= 0 for row in rows.values())
     if device == "irgrid":  # the steps of irgrid's plan, in order, with the kernel each runs
         assert list(rows) == ["flow_nhwc", "sample_xy", "sample_scaled", "grid", "warped"]
-        assert rows["warped"][1] == "sampling.grid_sample" and rows["grid"][1] == "numpy"
+        assert rows["warped"][1] == "sampling.SamplePlan" and rows["grid"][1] == "numpy"

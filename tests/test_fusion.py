@@ -155,17 +155,17 @@ def test_describe_fused_and_unfused(tmp_path):
     assert rows["grid"]["status"] == "fused" and rows["grid"]["into"] == ["warped"]
     assert rows["warped"] | {"outputs": None} == {
         "id": rows["warped"]["id"], "name": "warped", "type": "GridSample", "version": "irgrid1", "status": "step",
-        "step": 1, "kernel": "sampling.affine_grid_sample", "fused": ["grid"], "outputs": None}
+        "step": 1, "kernel": "sampling.SamplePlan", "fused": ["grid"], "outputs": None}
     assert rows["warped"]["outputs"] == [{"shape": [2, 3, 12, 10], "element_type": "f32", "dtype": "float32",
                                           "buffer": "fresh", "bytes": 2 * 3 * 12 * 10 * 4}]
     text = fused.describe()
     assert 'grid (AffineGrid irgrid1)' in text and 'fused into "warped"' in text
-    assert 'sampling.affine_grid_sample with AffineGrid "grid" fused in' in text and "fusion on" in text
+    assert 'sampling.SamplePlan with AffineGrid "grid" fused in' in text and "fusion on" in text
 
     rows_u = _rows(unfused)
     assert rows_u["grid"]["status"] == "step" and rows_u["grid"]["kernel"] == "affine_grid_kernel.affine_grid"
     assert rows_u["grid"]["outputs"][0]["buffer"] == "preallocated"
-    assert rows_u["warped"]["kernel"] == "sampling.grid_sample" and "fused" not in rows_u["warped"]
+    assert rows_u["warped"]["kernel"] == "sampling.SamplePlan" and "fused" not in rows_u["warped"]
     assert "fusion off" in unfused.describe()
     # Peak: inputs + size + output, plus the grid buffer when unfused (theta is still live at the peak).
     inputs = (2 * 3 * 16 * 20 + 2 * 2 * 3) * 4 + 4 * 8

@@ -20,7 +20,7 @@ from .fusion import FUSED_KERNEL, FusionPlan
 
 # The Cython entry point each kernel operator runs (other operators run numpy code).
 _DEFORM = "deform_columns.deformable_columns + GEMM"
-KERNELS = {"GridSample": "sampling.grid_sample", "AffineGrid": "affine_grid_kernel.affine_grid",
+KERNELS = {"GridSample": "sampling.SamplePlan", "AffineGrid": "affine_grid_kernel.affine_grid",
            "ExperimentalDetectronPriorGridGenerator": "prior_boxes.prior_grid",
            "DeformableConvolution": _DEFORM, "DeformConv": _DEFORM, "Convolution": _DEFORM}
 

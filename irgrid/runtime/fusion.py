@@ -3,7 +3,7 @@
 A spatial transformer computes grid = AffineGrid(theta, size), then GridSample(X, grid): the grid
 (N, H, W, 2) is as large as a channel plane of the output, written once and read once. When an
 AffineGrid's only consumers are GridSamples (opset9 or irgrid1, at their grid input), each GridSample
-runs `sampling.affine_grid_sample` instead, which computes each point's coordinates from theta on the
+runs the kernel's `SamplePlan` with the AffineGrid's theta instead, which computes each point's coordinates from theta on the
 fly (cython_kernels/affine.pxd, the arithmetic AffineGrid's own kernel uses) and then takes the same
 taps. The result is bitwise that of the unfused pair.
 
@@ -25,11 +25,11 @@ from ..errors import IRGridError, ShapeError
 from ..inference import Key
 from ..ir import element_types
 from ..ir.model import Layer, Model
-from ..ops import affine_grid
+from ..ops import affine_grid, grid_sample
 from ..ops.common import array_infos, output_buffer
-from ..registry import Attrs, OpSpec, RunContext, TensorInfo
+from ..registry import Attrs, OpSpec, PreparedFn, RunContext, TensorInfo
 
-FUSED_KERNEL = "sampling.affine_grid_sample"
+FUSED_KERNEL = "sampling.SamplePlan"  # with theta as its coords (the describe row says fused)
 _FUSABLE_TYPES = ("f32", "f64")
 
 
@@ -93,29 +93,40 @@ def _key(model: Model, layer: Layer, index: int) -> Key:
 
 def _fused_op(affine: Layer, sample_op: OpSpec) -> OpSpec:
     return OpSpec(type="GridSample", versions=("fused",), attrs=(), inputs=(3, 3), infer=None,
-                  run=partial(_run_fused, affine=affine, sample_op=sample_op), native=False, kernel=True,
+                  run=partial(_run_fused, affine=affine, sample_op=sample_op),
+                  prepare=partial(_prepare_fused, affine=affine, sample_op=sample_op), native=False, kernel=True,
                   summary="GridSample at the points of a fused AffineGrid")
+
+
+def _fused_plan(attrs: Attrs, inputs: list[TensorInfo], affine: Layer, sample_op: OpSpec):
+    """Validate as the two layers would (AffineGrid's errors located at the AffineGrid); the kernel's
+    plan for data, theta and a known size."""
+    data, theta, size = inputs
+    try:
+        (grid,) = affine_grid.infer({"align_corners": attrs["grid_align_corners"]}, [theta, size])
+    except IRGridError as exc:
+        raise exc.located(affine) from None
+    sample_op.infer(attrs, [data, grid])
+    if data.element_type != theta.element_type:  # the plan fuses only equal f32/f64 types; a run-time change is refused
+        raise ShapeError(f"fused AffineGrid: theta is {theta.element_type}, data {data.element_type}", input=1)
+    return grid_sample.sample_plan(data.shape, theta.shape, element_types.numpy_dtype(data.element_type),
+                                   attrs["mode"], attrs["padding_mode"], attrs["align_corners"], grid.shape[1:-1],
+                                   attrs["grid_align_corners"])
 
 
 def _run_fused(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext, affine: Layer,
                sample_op: OpSpec) -> list[np.ndarray]:
-    """Validate as the two layers would (AffineGrid's errors located at the AffineGrid), then sample."""
-    from .._kernels.constants import MODES, PADDINGS
-    from .._kernels.sampling import affine_grid_sample
-
     data, theta, size = inputs
+    plan = _fused_plan(attrs, [*array_infos([data, theta]),
+                               TensorInfo(size.shape, element_types.from_dtype(size.dtype), size)], affine, sample_op)
+    return [plan(data, theta, output_buffer(ctx.out, 0, plan.out_shape, data.dtype), ctx.threads)]
+
+
+def _prepare_fused(attrs: Attrs, inputs: list[TensorInfo], affine: Layer, sample_op: OpSpec) -> PreparedFn | None:
+    """The plan once, when the size is a constant (the grid's dims are then static)."""
+    if inputs[2].value is None:
+        return None
     try:
-        (grid,) = affine_grid.infer({"align_corners": attrs["grid_align_corners"]},
-                                    [TensorInfo(theta.shape, element_types.from_dtype(theta.dtype)),
-                                     TensorInfo(size.shape, element_types.from_dtype(size.dtype), size)])
-    except IRGridError as exc:
-        raise exc.located(affine) from None
-    (out,) = sample_op.infer(attrs, [*array_infos([data]), grid])
-    if data.dtype != theta.dtype:  # the plan fuses only equal f32/f64 types; a run-time change is refused
-        raise ShapeError(f"fused AffineGrid: theta is {theta.dtype}, data {data.dtype}", input=1)
-    y = output_buffer(ctx.out, 0, out.shape, data.dtype)
-    affine_grid_sample(np.ascontiguousarray(data).reshape(-1), np.ascontiguousarray(theta).reshape(-1),
-                       y.reshape(-1), data.shape[0], data.shape[1], np.array(data.shape[2:], dtype=np.intp),
-                       np.array(grid.shape[1:-1], dtype=np.intp), MODES[attrs["mode"]], PADDINGS[attrs["padding_mode"]],
-                       bool(attrs["align_corners"]), bool(attrs["grid_align_corners"]), ctx.threads)
-    return [y]
+        return grid_sample.as_prepared(_fused_plan(attrs, inputs, affine, sample_op))
+    except ValueError:
+        return None  # shapes the kernel refuses: `run` reports them per call
