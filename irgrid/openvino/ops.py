@@ -83,17 +83,22 @@ def _make_class(spec: OpSpec, version: str) -> type:
         for index, info in enumerate(outputs):
             self.set_output_type(index, getattr(ov.Type, info.element_type), _partial_shape(info.shape))
         # What evaluate needs of the op as configured (not per-call state): the numpy types it declares,
-        # and whether output shapes must be inferred per call.
+        # whether output shapes must be inferred per call, and for static inputs the op's prepared run
+        # function (validated once here, as irgrid's compiled model does; immutable, so shared by every
+        # infer request).
+        static = all(is_static(info.shape) for info in outputs)
+        prepared = (_call(spec, self, spec.prepare, self._attrs, infos)
+                    if spec.prepare and static and all(is_static(info.shape) for info in infos) else None)
         self._plan = ([(element_types.numpy_dtype(info.element_type), info.element_type == "bf16") for info in infos],
                       [(element_types.numpy_dtype(info.element_type), info.element_type == "bf16")
                        for info in outputs],
-                      all(is_static(info.shape) for info in outputs))
+                      static, prepared)
 
     def clone_with_new_inputs(self, new_inputs: list) -> ov.Op:
         return cls(new_inputs, attrs=self._attrs)
 
     def evaluate(self, outputs: list, inputs: list) -> bool:
-        input_types, output_types, static = self._plan  # (dtype, is bf16) per port
+        input_types, output_types, static, prepared = self._plan  # (dtype, is bf16) per port
         arrays = [_array(tensor, dtype, bf16) for tensor, (dtype, bf16) in zip(inputs, input_types)]
         if not static:  # size OpenVINO's output tensors before the kernel writes into them
             # Input values go in too: an output shape may depend on one (AffineGrid's size).
@@ -103,7 +108,9 @@ def _make_class(spec: OpSpec, version: str) -> type:
         targets = [data if data.dtype == dtype and not bf16 and data.flags.c_contiguous else None
                    for data, (dtype, bf16) in ((tensor.data, types) for tensor, types in zip(outputs, output_types))]
         with _process_cpus():
-            values = _call(spec, self, spec.run, self._attrs, arrays, RunContext(get_num_threads(), targets))
+            ctx = RunContext(get_num_threads(), targets)
+            values = (_call(spec, self, prepared, arrays, ctx) if prepared
+                      else _call(spec, self, spec.run, self._attrs, arrays, ctx))
         for tensor, target, value, (_, bf16) in zip(outputs, targets, values, output_types):
             if value is not target:
                 _store(tensor, value, bf16)
