@@ -35,6 +35,7 @@ bias is added after each tile's GEMMs. f32 and f64 run natively; f16 and bf16 ar
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from functools import partial
 from typing import Sequence
@@ -199,14 +200,44 @@ def tile_points(rows: int, points: int, itemsize: int) -> int:
     return max(1, min(points, TILE_BYTES // max(1, rows * itemsize)))
 
 
+def workspace_bytes(x_shape: Sequence[int], w_shape: Sequence[int], out_dims: Sequence[int], itemsize: int) -> int:
+    """Extra memory convolve needs besides its inputs and output: one item's data channels-last, the
+    reordered filters and the column tile."""
+    channels, rows = x_shape[1], math.prod(w_shape[1:]) * (x_shape[1] // w_shape[1])
+    points = math.prod(out_dims)
+    per_group = w_shape[0] // (x_shape[1] // w_shape[1])
+    tile = tile_points(rows, points, itemsize)
+    return (channels * math.prod(x_shape[2:]) + math.prod(w_shape) + (rows + per_group) * tile) * itemsize
+
+
+_scratch = threading.local()
+
+
+def scratch(size: int, dtype: np.dtype) -> np.ndarray:
+    """A 1-D work array of `size` elements, reused across calls from one Python thread while it fits
+    TILE_BYTES (a fresh array each call costs a page fault per 4 KiB: ~2 ms for 30 MiB); larger
+    requests get a fresh array. The cached buffer lives as long as its thread."""
+    nbytes = size * np.dtype(dtype).itemsize
+    if nbytes > TILE_BYTES:
+        return allocate((size,), dtype)
+    buffer = getattr(_scratch, "buffer", None)
+    if buffer is None or buffer.nbytes < nbytes:
+        buffer = _scratch.buffer = allocate((nbytes,), np.uint8)
+    return buffer[:nbytes].view(dtype)
+
+
 def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.ndarray | None = None,
              mask: np.ndarray | None = None, bias: np.ndarray | None = None, group: int = 1,
              offset_groups: int = 1, boundary: str = "zeros", threads: int = 1, out=()) -> np.ndarray:
     """(Deformable) convolution of inputs already checked by an `infer`; output in x's dtype.
 
     Without offsets every sampling point is a grid point (a plain convolution on the same path).
+    Per item: the data channels-last; per tile of output points the column matrix, point-major per
+    group (groups, tile, K * C / groups); per group one GEMM, columns times the filters (reordered to
+    (oC / groups, K, C / groups)) transposed, into a (tile, oC / groups) block that is transposed
+    into the output with the bias added.
     """
-    from .._kernels.deform_columns import deformable_columns
+    from .._kernels.deform_columns import deformable_columns, transpose
 
     dtype = compute_dtype(x, w, *(a for a in (offsets, mask, bias) if a is not None))
     n, channels = x.shape[:2]
@@ -214,33 +245,36 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     in_dims = x.shape[2:]
     out_dims = geometry.output_dims(in_dims)
     kernel_size = math.prod(geometry.kernel)
-    points = math.prod(out_dims)
+    points, plane = math.prod(out_dims), math.prod(in_dims)
     y = output_buffer(out if x.dtype == dtype else (), 0, (n, out_channels, *out_dims), dtype)
     y_points = y.reshape(n, out_channels, points)
-    rows = channels * kernel_size
-    weights = np.ascontiguousarray(w, dtype).reshape(group, out_channels // group, rows // group)
-    bias_column = None if bias is None or bias.size == 0 else np.asarray(bias, dtype).reshape(-1, 1)
-    tile = tile_points(rows, points, dtype.itemsize)
-    column_buffer = allocate((rows * tile,), dtype)
+    per_group, group_rows = out_channels // group, kernel_size * (channels // group)
+    weights = np.ascontiguousarray(np.asarray(w, dtype).reshape(group, per_group, -1, kernel_size).transpose(0, 1, 3, 2))
+    weights = weights.reshape(group, per_group, group_rows)
+    bias = None if bias is None or bias.size == 0 else np.ascontiguousarray(bias, dtype)
+    tile = tile_points(channels * kernel_size, points, dtype.itemsize)
+    work = scratch(channels * plane + (channels * kernel_size + per_group) * tile, dtype)
+    data, work = work[:channels * plane], work[channels * plane:]
+    column_buffer, product_buffer = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
     dummy = np.zeros(1, dtype)
     spatial = [np.array(values, dtype=np.intp) for values in
                (in_dims, out_dims, geometry.kernel, geometry.strides, geometry.dilations, geometry.pads_begin)]
     for item in range(n):
-        x_flat = np.ascontiguousarray(x[item], dtype).reshape(-1)
+        transpose(np.ascontiguousarray(x[item], dtype).reshape(channels, plane), data.reshape(plane, channels), None,
+                  threads)
         offsets_flat = dummy if offsets is None else np.ascontiguousarray(offsets[item], dtype).reshape(-1)
         mask_flat = dummy if mask is None else np.ascontiguousarray(mask[item], dtype).reshape(-1)
         for start in range(0, points, tile):
             stop = min(start + tile, points)
-            columns = column_buffer[:rows * (stop - start)]
-            deformable_columns(x_flat, offsets_flat, mask_flat, columns, channels, *spatial, offset_groups,
+            columns = column_buffer[:channels * kernel_size * (stop - start)]
+            deformable_columns(data, offsets_flat, mask_flat, columns, channels, *spatial, group, offset_groups,
                                offsets is not None, mask is not None, boundary == "edge", start, stop, threads)
-            columns = columns.reshape(group, rows // group, stop - start)
-            per_group = out_channels // group
+            columns = columns.reshape(group, stop - start, group_rows)
+            product = product_buffer[:(stop - start) * per_group].reshape(stop - start, per_group)
             for g in range(group):
-                matmul(weights[g], columns[g], y_points[item, g * per_group:(g + 1) * per_group, start:stop],
-                       threads)
-            if bias_column is not None:
-                y_points[item, :, start:stop] += bias_column
+                rows = slice(g * per_group, (g + 1) * per_group)
+                matmul(columns[g], weights[g], product, threads, transpose_b=True)
+                transpose(product, y_points[item, rows, start:stop], None if bias is None else bias[rows], threads)
     return y if x.dtype == dtype else y.astype(x.dtype)
 
 
