@@ -95,28 +95,38 @@ cdef extern from *:
     { IRGRID_APPLY_BODY(float) }
     __attribute__((target("avx2,fma"))) IRGRID_APPLY_SIGNATURE(double, irgrid_apply_taps_f64_avx2)
     { IRGRID_APPLY_BODY(double) }
-    static void irgrid_deform_select(void) {
+    static void irgrid_deform_select(int allow_simd) {
+        irgrid_apply_taps_f32 = irgrid_apply_taps_f32_base;
+        irgrid_apply_taps_f64 = irgrid_apply_taps_f64_base;
+        irgrid_deform_simd = "baseline";
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        if (allow_simd && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
             irgrid_apply_taps_f32 = irgrid_apply_taps_f32_avx2;
             irgrid_apply_taps_f64 = irgrid_apply_taps_f64_avx2;
             irgrid_deform_simd = "avx2+fma";
         }
     }
     #else
-    static void irgrid_deform_select(void) {}
+    static void irgrid_deform_select(int allow_simd) { (void)allow_simd; }
     #endif
     """
     void irgrid_apply_taps_f32(const float* x, const Py_ssize_t* off, const float* w, Py_ssize_t n, float* dst,
                                Py_ssize_t length) noexcept nogil
     void irgrid_apply_taps_f64(const double* x, const Py_ssize_t* off, const double* w, Py_ssize_t n,
                                double* dst, Py_ssize_t length) noexcept nogil
-    void irgrid_deform_select() noexcept nogil
+    void irgrid_deform_select(int allow_simd) noexcept nogil
     const char* irgrid_deform_simd
 
-irgrid_deform_select()
-# Which tap loop this process runs ("avx2+fma" or "baseline"), for diagnostics.
-SIMD = irgrid_deform_simd.decode()
+
+def select_simd(bint allow) -> str:
+    """Choose the tap loop: AVX2+FMA when `allow` and the CPU has both (the default, set at import),
+    else the baseline build (tests run both). Returns the one in use: "avx2+fma" or "baseline".
+    Not to be called while a kernel runs."""
+    irgrid_deform_select(allow)
+    return irgrid_deform_simd.decode()
+
+
+select_simd(True)
 
 cdef enum Boundary:
     BOUNDARY_ZEROS = 0
@@ -258,7 +268,8 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                 c, gc = c_first, gc_first
                 while c < c_end:
                     seg_end = min(c_end, (gc + 1) * group_channels)
-                    dst = col + gc * block + (p - tile_start) * row_length + k * group_channels + c - gc * group_channels
+                    dst = (col + gc * block + (p - tile_start) * row_length + k * group_channels
+                           + c - gc * group_channels)
                     if count > 0:
                         apply_taps(x + c, tap_off, tap_w, count, dst, seg_end - c)
                     else:

@@ -14,6 +14,11 @@ AVX2) development VM while other jobs shared it:
   65-90 GFLOP/s under that load; older numpy wheels whose OpenBLAS takes this CPU for Haswell
   measured about 54. Two Zen 3 cores peak near 200 GFLOP/s in f32. benchmarks/bench.py prints both
   rates in the same run, so the integrator can revisit the choice on a quiet machine.
+- Per core (1 thread, CPU time, so other jobs on the VM matter less), OpenVINO's MatMul reaches
+  72-78 GFLOP/s on (3400, 2304) . (2304, 256)^T, the shape deform_conv's neck case runs, near the
+  ~78 GFLOP/s f32 FMA peak of a 2.45 GHz Zen 3 core (two cores: ~157). Compiling the filters in as
+  a Constant was 5-13% faster, but costs 60-130 ms per new filter set and rounds differently from
+  the parametric MatMul (results would depend on call history), so it is not done.
 OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads (tests/test_deform_conv_semantics.py),
 so results do not depend on irgrid's thread count with either backend.
 """
