@@ -44,7 +44,8 @@ Method
   torchvision.ops.deform_conv2d. Reported: GFLOP/s (2 * oC * C/group * K multiply-adds per output
   point, over irgrid's median time), that as a fraction of the SGEMM rate measured in the same run
   (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's peak
-  extra memory besides inputs and output (the im2col tile, at most 64 MiB, and its GEMM result).
+  extra memory besides inputs and output (one item's data channels-last, the reordered filters, the
+  im2col tile of at most 64 MiB and its GEMM block; irgrid.ops.deform_conv.workspace_bytes).
 - Each peer's output is compared with irgrid's (max |diff| column).
 - Other processes on the machine skew timings: each measurement records the CPU share other
   processes used meanwhile (/proc/stat busy time minus this process's CPU time; VM steal time is
@@ -835,13 +836,10 @@ def main(argv: list[str] | None = None) -> int:
                 row["ratio_peer_over_irgrid"] = {p: r["timing"]["median_ms"] / base for p, r in row["peers"].items()
                                                  if p != "irgrid" and r.get("ok")}
                 if case["kind"] == "deform_conv":
-                    from irgrid.ops.deform_conv import tile_points
+                    from irgrid.ops.deform_conv import workspace_bytes
 
-                    rows = math.prod(case["w"][1:])
-                    points = math.prod(case["x"][2:])
                     row["irgrid_GFLOPs"] = _deform_flops(case) / (base / 1e3) / 1e9
-                    # The im2col tile and the GEMM's result for it (one group: oC rows).
-                    row["extra_memory_MiB"] = (rows + case["w"][0]) * tile_points(rows, points, 4) * 4 / 2**20
+                    row["extra_memory_MiB"] = workspace_bytes(case["x"], case["w"], case["x"][2:], 4) / 2**20
                     if sgemm and sgemm.get("ok"):
                         row["fraction_of_sgemm"] = row["irgrid_GFLOPs"] / sgemm["GFLOPs"]
                 if case["kind"] == "grid_sample":
@@ -950,7 +948,7 @@ def _print_tables(report: dict, available: dict) -> None:
     if deform:
         sgemm = report.get("sgemm") or {}
         print(f"\nDeformConv: irgrid GFLOP/s and its fraction of the best SGEMM rate of this run "
-              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); peak extra memory (im2col tile + its GEMM result):")
+              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); peak extra memory (data channels-last, reordered filters, im2col tile, GEMM block):")
         for r in deform:
             frac = r.get("fraction_of_sgemm")
             print(f"  {r['case']:<32} {r['irgrid_GFLOPs']:7.1f} GFLOP/s  {(f'{100 * frac:.0f}%' if frac else '-'):>5} "

@@ -14,6 +14,11 @@ AVX2) development VM while other jobs shared it:
   65-90 GFLOP/s under that load; older numpy wheels whose OpenBLAS takes this CPU for Haswell
   measured about 54. Two Zen 3 cores peak near 200 GFLOP/s in f32. benchmarks/bench.py prints both
   rates in the same run, so the integrator can revisit the choice on a quiet machine.
+- Per core (1 thread, CPU time, so other jobs on the VM matter less), OpenVINO's MatMul reaches
+  72-78 GFLOP/s on (3400, 2304) . (2304, 256)^T, the shape deform_conv's neck case runs, near the
+  ~78 GFLOP/s f32 FMA peak of a 2.45 GHz Zen 3 core (two cores: ~157). Compiling the filters in as
+  a Constant was 5-13% faster, but costs 60-130 ms per new filter set and rounds differently from
+  the parametric MatMul (results would depend on call history), so it is not done.
 OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads (tests/test_deform_conv_semantics.py),
 so results do not depend on irgrid's thread count with either backend.
 """
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -34,28 +39,39 @@ def backend() -> str:
     return name if name in BACKENDS else "openvino"
 
 
-def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int) -> np.ndarray:
-    """out[...] = a @ b for 2-D C-contiguous a (M, K) and b (K, N) of one float dtype."""
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int, *, transpose_b: bool = False) -> np.ndarray:
+    """out[...] = a @ b (a @ b.T when transpose_b) for 2-D C-contiguous a (M, K) and b (K, N) or
+    (N, K) of one float dtype; on OpenVINO a C-contiguous out is the MatMul's own output (no copy)."""
     if backend() == "openvino" and a.dtype == np.float32 and out.dtype == np.float32:
-        compiled = _openvino_matmul(a.shape[0], a.shape[1], b.shape[1], max(1, int(threads)))
+        n = b.shape[0] if transpose_b else b.shape[1]
+        compiled = _openvino_matmul(a.shape[0], a.shape[1], n, transpose_b, max(1, int(threads)))
+        inputs = [a, b]
         with compiled.lock:  # one infer request per compiled MatMul: calls from several threads queue
-            result = compiled.request.infer([a, b], share_inputs=True)[0]
-            out[...] = result
+            if out.flags.c_contiguous:
+                compiled.request.set_output_tensor(0, compiled.tensor(out))
+                try:
+                    compiled.request.infer(inputs, share_inputs=True, share_outputs=True)
+                finally:  # the request must not keep the caller's array alive
+                    compiled.request.set_output_tensor(0, compiled.own_output)
+            else:
+                out[...] = compiled.request.infer(inputs, share_inputs=True, share_outputs=True)[0]
         return out
-    return np.matmul(a, b, out=out)
+    return np.matmul(a, b.T if transpose_b else b, out=out)
 
 
 class _CompiledMatMul:
-    def __init__(self, m: int, k: int, n: int, threads: int) -> None:
+    def __init__(self, m: int, k: int, n: int, transpose_b: bool, threads: int) -> None:
         import openvino as ov
         import openvino.opset13 as ops
 
         left = ops.parameter([m, k], ov.Type.f32)
-        right = ops.parameter([k, n], ov.Type.f32)
-        model = ov.Model([ops.matmul(left, right, False, False)], [left, right], "irgrid_gemm")
+        right = ops.parameter([n, k] if transpose_b else [k, n], ov.Type.f32)
+        model = ov.Model([ops.matmul(left, right, False, transpose_b)], [left, right], "irgrid_gemm")
         compiled = _core().compile_model(model, "CPU", {
             "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
         self.request = compiled.create_infer_request()
+        self.own_output = self.request.get_output_tensor(0)
+        self.tensor = partial(ov.Tensor, shared_memory=True)
         self.lock = threading.Lock()
 
 
@@ -68,6 +84,6 @@ def _core():
 
 
 @lru_cache(maxsize=64)
-def _openvino_matmul(m: int, k: int, n: int, threads: int) -> _CompiledMatMul:
-    """One compiled MatMul per (shapes, threads) (f32 only); the 64 most recently used are kept."""
-    return _CompiledMatMul(m, k, n, threads)
+def _openvino_matmul(m: int, k: int, n: int, transpose_b: bool, threads: int) -> _CompiledMatMul:
+    """One compiled MatMul per (shapes, layout, threads) (f32 only); the 64 most recently used are kept."""
+    return _CompiledMatMul(m, k, n, transpose_b, threads)

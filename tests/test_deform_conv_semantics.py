@@ -153,7 +153,8 @@ def test_tiling_gives_the_same_result(monkeypatch):
     geometry = Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
     kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4)
     whole = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
-    monkeypatch.setattr(deform_conv, "TILE_BYTES", 16 * 9 * 4 * 37)  # 37 points per tile
+    # 37 points per tile: per point 16 * 9 column values and the GEMM block's 8 / 2
+    monkeypatch.setattr(deform_conv, "TILE_BYTES", (16 * 9 + 4) * 4 * 37)
     np.testing.assert_allclose(convolve(arrays["X"], arrays["W"], geometry, **kwargs), whole, rtol=1e-5, atol=1e-5)
 
 
@@ -279,3 +280,76 @@ def test_concurrent_calls_from_python_threads():
         worker.join()
     for got in results:
         assert np.array_equal(got, want)
+
+
+# C = 6 in 2 convolution groups of 3 and 3 offset groups of 2: offset group 1 (channels 2, 3)
+# straddles the two convolution groups; 21 channels exercise vector bodies and their remainders.
+STRADDLE_CONFIGS = [
+    (6, 4, 2, 3, (5, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), True, True),
+    (21, 6, 3, 7, (4, 5), (2, 3), (1, 2), (2, 1), (1, 0, 2, 1), True, False),
+]
+
+
+@pytest.fixture(params=["simd", "baseline"])
+def tap_loop(request):
+    """Each test runs with the AVX2+FMA tap loop (where the CPU has it) and the baseline build."""
+    from irgrid._kernels.deform_columns import select_simd
+
+    select_simd(request.param == "simd")
+    yield request.param
+    select_simd(True)
+
+
+@pytest.mark.parametrize("config", STRADDLE_CONFIGS + ND_CONFIGS, ids=lambda c: f"C{c[0]}g{c[2]}og{c[3]}r{len(c[4])}")
+def test_tap_loops_match_direct_loops(config, tap_loop):
+    c, oc, group, dg, dims, kernel, strides, dilations, pads, mask, bias = config
+    r = len(dims)
+    rng = np.random.default_rng(c + 100 * r)
+    arrays, _ = random_deform_inputs(rng, c, oc, group, dg, dims, kernel, strides, dilations, pads, mask, bias,
+                                     scale=1.5, n=2)
+    want = reference(arrays["X"], arrays["W"], arrays["offset"], arrays.get("mask"), arrays.get("B"),
+                     strides=list(strides), dilations=list(dilations), pads=list(pads), group=group, offset_group=dg)
+    geometry = Geometry(kernel, strides, dilations, pads[:r], pads[r:])
+    for dtype, tol in ((np.float32, 1e-5), (np.float64, 1e-12)):
+        args = {k: v.astype(dtype) for k, v in arrays.items()}
+        got = convolve(args["X"], args["W"], geometry, offsets=args["offset"], mask=args.get("mask"),
+                       bias=args.get("B"), group=group, offset_groups=dg, threads=2)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_work_buffer_reused_across_shapes_and_types():
+    """The per-thread work buffer carries nothing from one call into the next: a large f64 call, a
+    small f32 one and the large one again all match the direct loops."""
+    rng = np.random.default_rng(21)
+    big, _ = random_deform_inputs(rng, 6, 4, 2, 3, (7, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), True, True,
+                                  scale=2.0, n=1)
+    small, _ = random_deform_inputs(rng, 2, 3, 1, 1, (3, 4), (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), False, False,
+                                    scale=2.0, n=1)
+    big64 = {k: v.astype(np.float64) for k, v in big.items()}
+    runs = [(big64, 2, 3, (3, 3), (1, 1)), (small, 1, 1, (2, 2), (0, 0)), (big64, 2, 3, (3, 3), (1, 1))]
+    for arrays, group, dg, kernel, pad in runs:
+        geometry = Geometry(kernel, (1, 1), (1, 1), pad, pad)
+        got = convolve(arrays["X"], arrays["W"], geometry, offsets=arrays["offset"], mask=arrays.get("mask"),
+                       bias=arrays.get("B"), group=group, offset_groups=dg)
+        want = reference(arrays["X"], arrays["W"], arrays["offset"], arrays.get("mask"), arrays.get("B"),
+                         pads=[*pad, *pad], group=group, offset_group=dg)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (70, 33), (130, 17)])
+def test_transpose_kernel_with_bias(dtype, shape):
+    """deform_columns.transpose (the data channels-last, the GEMM block into the output) against
+    numpy's transpose, into a strided destination, with and without the bias."""
+    from irgrid._kernels.deform_columns import transpose
+
+    rng = np.random.default_rng(shape[0])
+    src = rng.standard_normal(shape).astype(dtype)
+    bias = rng.standard_normal(shape[1]).astype(dtype)
+    wide = np.full((shape[1], shape[0] + 7), np.nan, dtype)
+    for b, threads in ((None, 1), (bias, 2)):
+        transpose(src, wide[:, 3:3 + shape[0]], b, threads)
+        want = src.T if b is None else src.T + b[:, None]
+        np.testing.assert_array_equal(wide[:, 3:3 + shape[0]], want)
+        assert np.isnan(wide[:, :3]).all() and np.isnan(wide[:, 3 + shape[0]:]).all()
