@@ -28,6 +28,25 @@ kernel called directly, f32, X 1x32x256x256 / 8x64x64x64 / 1x16x32x64x64): vecto
 random grids (uniform [-1.1, 1.1]): bilinear 0.31, nearest 0.49, bicubic 0.54, batched 1.2,
 3-D trilinear 0.51; smooth warps (bench.py's): bilinear 0.92, nearest 0.61, bicubic 0.9,
 batched 1.14, 3-D trilinear 0.94.
+
+Interleaved vector path (2-D nearest and linear from INTERLEAVE_MIN_CHANNELS channels on; `use_interleave`).
+A gather costs about one element per cycle on Zen3, no cheaper than scalar loads, so the path above
+stays near 5 cycles per output. Instead, a work unit (batch item, group of 8 f32 / 4 f64 channels,
+a span of points) copies the group's planes into a per-thread scratch as pixels of one vector each
+(8x8 / 4x4 register transposes; missing channels of a last partial group are zeros), plus one pixel
+of zeros that every tap zeros padding drops points at, so nothing out of range, and no Inf or NaN of
+X, is read for it. Per group of 8 / 4 points the gather path's tap code gives offsets and weights;
+each tap is then one vector load of all the group's channels, weight broadcast, FMA in the gather
+path's order, so every output has the same FMA chain and the same bits as the gather path (fused
+AffineGrid may take either path). 8 / 4 points x channels are transposed back in registers and
+stored contiguously into each channel plane. Points the tap code leaves (non-finite or far) go
+through point_taps on the planar X. Units are scheduled statically; items with fewer groups than
+2 x threads are split into spans of points, a thread copying a group in once per run of its units.
+The scratch is (plane + 1) pixels x 32 bytes per thread, at most INTERLEAVE_MAX_BYTES (larger
+planes keep the gather path), allocated per call. Measured as above plus 2-thread wall time
+(interleaved / gather path time, smooth and random grids): bilinear 0.31-0.35, nearest 0.39-0.68,
+batched bilinear 0.25-0.36; with 1-3 channels it was about as fast or up to 1.25x slower than the
+gather path, with 4 channels 0.6-1.0x its time, hence the threshold.
 """
 from cython.parallel cimport prange, threadid
 from cython cimport floating
@@ -75,10 +94,10 @@ cdef enum:
     # a few MiB, so that random grids' gathers hit L2/L3 and the TLB (8 MiB of 256 KiB planes measured
     # 3x slower), while each point's taps are computed once for that many channels.
     SIMD_GROUP_BYTES = 2 << 20
-    # Interleaved path: its scratch per thread at most this (the group's planes, interleaved), and
-    # chosen by default from this many channels on.
+    # Interleaved path: its scratch per thread at most this (a group's planes, interleaved), and
+    # chosen by default from this many channels on (measurements in the module docstring).
     INTERLEAVE_MAX_BYTES = 8 << 20
-    INTERLEAVE_MIN_CHANNELS = 8
+    INTERLEAVE_MIN_CHANNELS = 4
 
 cdef bint simd_on = irgrid_simd_available()
 cdef int interleave_policy = 1  # 0 never, 1 from INTERLEAVE_MIN_CHANNELS channels on, 2 wherever it fits

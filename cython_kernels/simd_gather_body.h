@@ -323,9 +323,10 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
     VI idx[4], row_off[4];
     VF w[4], ok[4], row_w[4], row_ok[4], acc[LANES], store_mask;
     FT wt[4][LANES], lanes[LANES];
-    int pix[4][LANES], keep, t, lane;
+    int pix[4][LANES], t, lane;
     Py_ssize_t p, m, c, nf = 0;
     const int taps = mode == 0 ? 1 : 4;
+    const VI zero_pixel = ISET1((int)plane);
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
     for (p = 0; p < n; p += LANES) {
@@ -333,12 +334,9 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
         SFX(irgrid_lane_taps)(g, p, m, 2, dims, strides, mode, padding, align, d, fallback, &nf);
         SFX(irgrid_taps)(d, 2, mode == 0 ? 1 : 2, idx, w, ok, row_off, row_w, row_ok);
         for (t = 0; t < taps; t++) {
-            ISTOREU(pix[t], idx[t]);
+            ISTOREU(pix[t], KEEP_INDEX(idx[t], ok[t], zero_pixel));
             if (taps > 1)
                 STOREU(wt[t], w[t]);
-            keep = MOVEMASK(ok[t]);
-            for (lane = 0; lane < LANES; lane++)
-                pix[t][lane] = keep >> lane & 1 ? pix[t][lane] : (int)plane;
         }
         for (lane = 0; lane < LANES; lane++) {
             if (taps == 1) {
@@ -406,3 +404,4 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const 
 #undef CUBIC
 #undef TRANSPOSE
 #undef ISTOREU
+#undef KEEP_INDEX
