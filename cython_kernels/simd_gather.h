@@ -92,6 +92,35 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
         w[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo[j])), _mm256_cvtpd_ps(hi[j]), 1);
 }
 
+/* In-register transposes: r[i][j] <-> r[j][i]. */
+IRGRID_AVX2_INLINE void irgrid_transpose_ps(__m256* r) {
+    __m256 t[8], u[8];
+    int i;
+    for (i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (i = 0; i < 2; i++) {
+        u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
+IRGRID_AVX2_INLINE void irgrid_transpose_pd(__m256d* r) {
+    __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+    __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
 /* ------------------------------------------------------------------ f32, 8 lanes */
 #define FT float
 #define SFX(name) name##_f32
@@ -125,6 +154,9 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
 #define GATHER(src, base, idx, mask) _mm256_mask_i32gather_ps(src, base, idx, mask, 4)
 #define DENORMALIZE irgrid_denormalize_ps
 #define CUBIC irgrid_cubic_ps
+#define TRANSPOSE irgrid_transpose_ps
+#define ISTOREU(p, v) _mm256_storeu_si256((__m256i*)(p), v)
+#define KEEP_INDEX(idx, ok, other) _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(other), _mm256_castsi256_ps(idx), ok))
 #include "simd_gather_body.h"
 
 /* ------------------------------------------------------------------ f64, 4 lanes */
@@ -160,6 +192,10 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
 #define GATHER(src, base, idx, mask) _mm256_mask_i32gather_pd(src, base, idx, mask, 8)
 #define DENORMALIZE irgrid_denormalize_pd
 #define CUBIC irgrid_cubic_pd
+#define TRANSPOSE irgrid_transpose_pd
+#define ISTOREU(p, v) _mm_storeu_si128((__m128i*)(p), v)
+/* a 64-bit lane mask narrowed to 32 bits: converting keeps the sign bit, all blendv reads */
+#define KEEP_INDEX(idx, ok, other) _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(other), _mm_castsi128_ps(idx), _mm256_cvtpd_ps(ok)))
 #include "simd_gather_body.h"
 
 #else  /* no x86 SIMD: never called (irgrid_simd_available() is 0) */
@@ -171,5 +207,15 @@ static Py_ssize_t irgrid_simd_sample_f64(const double* x, const double* g, doubl
         Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t y_cstride, Py_ssize_t rank,
         const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align,
         Py_ssize_t* fallback) { return -1; }
+static void irgrid_interleave_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
+        float* s) {}
+static void irgrid_interleave_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
+        double* s) {}
+static Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
+        const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) { return -1; }
+static Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
+        const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) { return -1; }
 #endif
 #endif

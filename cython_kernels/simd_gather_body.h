@@ -111,14 +111,12 @@ typedef struct {
 #endif
 } SFX(irgrid_group);
 
-/* The outer dims' taps form `rows` (a plane offset, weight and mask each), the innermost dim's the
-   taps along a row. f32: a row's taps 2p, 2p + 1 ("pair p") are read with one 64-bit gather where
-   both are kept and adjacent; the other lanes that keep either tap ("single") read it with an
-   element gather. */
-IRGRID_AVX2_INLINE void SFX(irgrid_prepare)(const SFX(irgrid_dim)* d, int rank, int n, SFX(irgrid_group)* q) {
+/* A group's taps in outer-product order (outermost dim major): plane offsets, weights (multiplied
+   outermost first as outer_product_taps does) and keep masks; the outer dims' taps form `rows` (a
+   plane offset, weight and mask each), the innermost dim's the taps along a row. Returns the rows. */
+IRGRID_AVX2_INLINE int SFX(irgrid_taps)(const SFX(irgrid_dim)* d, int rank, int n, VI* idx, VF* w, VF* ok,
+                                        VI* row_off, VF* row_w, VF* row_ok) {
     const SFX(irgrid_dim)* in = d + rank - 1;
-    VI row_off[4];
-    VF row_w[4], row_ok[4];
     int e, f, j, r, rows = 0, taps = 0;
     for (e = 0; e < n; e++)
         for (f = 0; f < (rank == 3 ? n : 1); f++) {
@@ -129,12 +127,24 @@ IRGRID_AVX2_INLINE void SFX(irgrid_prepare)(const SFX(irgrid_dim)* d, int rank, 
         }
     for (r = 0; r < rows; r++)
         for (j = 0; j < n; j++) {
-            q->idx[taps] = IADD(row_off[r], in->off[j]);
-            q->w[taps] = MUL(row_w[r], in->w[j]);
-            q->ok[taps] = AND(row_ok[r], in->ok[j]);
+            idx[taps] = IADD(row_off[r], in->off[j]);
+            w[taps] = MUL(row_w[r], in->w[j]);
+            ok[taps] = AND(row_ok[r], in->ok[j]);
             taps++;
         }
+    return rows;
+}
+
+/* The group's taps for the gather path. f32: a row's taps 2p, 2p + 1 ("pair p") are read with one
+   64-bit gather where both are kept and adjacent; the other lanes that keep either tap ("single")
+   read it with an element gather. */
+IRGRID_AVX2_INLINE void SFX(irgrid_prepare)(const SFX(irgrid_dim)* d, int rank, int n, SFX(irgrid_group)* q) {
+    VI row_off[4];
+    VF row_w[4], row_ok[4];
+    int rows = SFX(irgrid_taps)(d, rank, n, q->idx, q->w, q->ok, row_off, row_w, row_ok);
 #if LANES == 8
+    const SFX(irgrid_dim)* in = d + rank - 1;
+    int j, r;
     q->singles = 0;
     for (j = 0; j < n / 2; j++) {
         const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
@@ -147,6 +157,8 @@ IRGRID_AVX2_INLINE void SFX(irgrid_prepare)(const SFX(irgrid_dim)* d, int rank, 
             q->pair_ok[r * 2 + j] = _mm256_permutevar8x32_epi32(_mm256_castps_si256(AND(row_ok[r], both)), perm);
         }
     }
+#else
+    (void)rows;
 #endif
 }
 
@@ -201,6 +213,42 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
         }
 }
 
+/* The per-dim taps (d, outermost dim first) of points [p, p + m) (m <= LANES; the other lanes at
+   coordinate 0): lanes the vector arithmetic does not cover are appended to fallback (*nf of them)
+   and keep no tap, so nothing is read for them. */
+IRGRID_AVX2_INLINE void SFX(irgrid_lane_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, Py_ssize_t rank,
+        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align, SFX(irgrid_dim)* d,
+        Py_ssize_t* fallback, Py_ssize_t* nf) {
+    FT coords[3][LANES];
+    VF bad = ZERO(), gk[3];
+    Py_ssize_t k, lane;
+    int bits, taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
+#if LANES == 8
+    if (rank == 2 && m == LANES) {  /* (x, y) of 8 points: deinterleaved with shuffles */
+        VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 8);
+        gk[0] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
+        gk[1] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+    } else
+#endif
+    {
+        for (lane = 0; lane < LANES; lane++)
+            for (k = 0; k < rank; k++)
+                coords[k][lane] = lane < m ? g[(p + lane) * rank + k] : 0;
+        for (k = 0; k < rank; k++)
+            gk[k] = LOADU(coords[k]);
+    }
+    for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
+        SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, d + k, &bad);
+    bits = MOVEMASK(bad);
+    if (bits) {
+        for (lane = 0; lane < m; lane++)
+            if (bits >> lane & 1)
+                fallback[(*nf)++] = p + lane;
+        for (k = 0; k < taps; k++)
+            d[0].ok[k] = ANDNOT(bad, d[0].ok[k]);
+    }
+}
+
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
    (x + c * x_cstride -> y + c * y_cstride); returns how many points it left to the scalar path,
    their indices in fallback[0 ..) (capacity n). */
@@ -210,39 +258,15 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
         Py_ssize_t* fallback) {
     SFX(irgrid_dim) d[3];
     SFX(irgrid_group) q[IRGRID_SIMD_GROUPS];
-    FT coords[3][LANES], lanes[LANES];
-    Py_ssize_t p, p0, nf = 0, k, lane, m;
-    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), bits, i;
+    FT lanes[LANES];
+    Py_ssize_t p, p0, nf = 0, lane, m;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
     for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
         for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i++, p += LANES) {
-            VF bad = ZERO(), gk[3];
             m = n - p < LANES ? n - p : LANES;
-#if LANES == 8
-            if (rank == 2 && m == LANES) {  /* (x, y) of 8 points: deinterleaved with shuffles */
-                VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 8);
-                gk[0] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
-                gk[1] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
-            } else
-#endif
-            {
-                for (lane = 0; lane < LANES; lane++)
-                    for (k = 0; k < rank; k++)
-                        coords[k][lane] = lane < m ? g[(p + lane) * rank + k] : 0;
-                for (k = 0; k < rank; k++)
-                    gk[k] = LOADU(coords[k]);
-            }
-            for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
-                SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, d + k, &bad);
-            bits = MOVEMASK(bad);
-            if (bits) {
-                for (lane = 0; lane < m; lane++)
-                    if (bits >> lane & 1)
-                        fallback[nf++] = p + lane;
-                for (k = 0; k < taps; k++)
-                    d[0].ok[k] = ANDNOT(bad, d[0].ok[k]);
-            }
+            SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, d, fallback, &nf);
             if (rank == 2 && taps == 1)
                 SFX(irgrid_prepare)(d, 2, 1, q + i);
             else if (rank == 2 && taps == 2)
@@ -263,6 +287,87 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
             SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 3, 2);
     }
     return nf;
+}
+
+/* ---- Channel-interleaved path (2-D nearest and linear): a group of up to LANES channel planes
+   copied into scratch as pixels of LANES channels (one vector each) plus one pixel of zeros, which
+   every dropped tap reads instead (so nothing out of range, and no Inf or NaN of X, is read for it).
+   A point's tap is then one vector load for all the group's channels instead of one gather element
+   per channel; the weights and the FMA chain per output are the gather path's, so both paths give
+   the same bits. */
+
+/* Planes x + c * x_cstride (c < channels <= LANES; the other channels are zeros) of `plane` pixels
+   into s: pixel p's channel c at s[p * LANES + c], then the zero pixel. */
+static IRGRID_AVX2 void SFX(irgrid_interleave)(const FT* x, Py_ssize_t channels, Py_ssize_t x_cstride,
+                                               Py_ssize_t plane, FT* s) {
+    VF r[LANES];
+    Py_ssize_t p, c;
+    for (p = 0; p + LANES <= plane; p += LANES) {
+        for (c = 0; c < LANES; c++)
+            r[c] = c < channels ? LOADU(x + c * x_cstride + p) : ZERO();
+        TRANSPOSE(r);
+        for (c = 0; c < LANES; c++)
+            STOREU(s + (p + c) * LANES, r[c]);
+    }
+    for (; p <= plane; p++)
+        for (c = 0; c < LANES; c++)
+            s[p * LANES + c] = c < channels && p < plane ? x[c * x_cstride + p] : 0;
+}
+
+/* Outputs of points [0, n) (coordinates g, n x 2, innermost first) of the interleaved group s in
+   its first `channels` channels (y + c * y_cstride); fallback as irgrid_simd_sample's. */
+IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
+        const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
+    SFX(irgrid_dim) d[2];
+    VI idx[4], row_off[4];
+    VF w[4], ok[4], row_w[4], row_ok[4], acc[LANES], store_mask;
+    FT wt[4][LANES], lanes[LANES];
+    int pix[4][LANES], t, lane;
+    Py_ssize_t p, m, c, nf = 0;
+    const int taps = mode == 0 ? 1 : 4;
+    const VI zero_pixel = ISET1((int)plane);
+    for (lane = 0; lane < LANES; lane++)
+        lanes[lane] = (FT)lane;
+    for (p = 0; p < n; p += LANES) {
+        m = n - p < LANES ? n - p : LANES;
+        SFX(irgrid_lane_taps)(g, p, m, 2, dims, strides, mode, padding, align, d, fallback, &nf);
+        SFX(irgrid_taps)(d, 2, mode == 0 ? 1 : 2, idx, w, ok, row_off, row_w, row_ok);
+        for (t = 0; t < taps; t++) {
+            ISTOREU(pix[t], KEEP_INDEX(idx[t], ok[t], zero_pixel));
+            if (taps > 1)
+                STOREU(wt[t], w[t]);
+        }
+        for (lane = 0; lane < LANES; lane++) {
+            if (taps == 1) {
+                acc[lane] = LOADU(s + (Py_ssize_t)pix[0][lane] * LANES);
+                continue;
+            }
+            acc[lane] = MUL(SET1(wt[0][lane]), LOADU(s + (Py_ssize_t)pix[0][lane] * LANES));
+            for (t = 1; t < 4; t++)
+                acc[lane] = FMADD(SET1(wt[t][lane]), LOADU(s + (Py_ssize_t)pix[t][lane] * LANES), acc[lane]);
+        }
+        TRANSPOSE(acc);
+        if (m == LANES) {
+            for (c = 0; c < channels; c++)
+                STOREU(y + c * y_cstride + p, acc[c]);
+        } else {
+            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+            for (c = 0; c < channels; c++)
+                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
+        }
+    }
+    return nf;
+}
+
+static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
+        const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
+    if (mode == 0)
+        return SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, dims, strides, 0, padding,
+                                           align, fallback);
+    return SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, dims, strides, 1, padding, align,
+                                       fallback);
 }
 
 #undef FT
@@ -297,3 +402,6 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
 #undef IEXTRACT
 #undef DENORMALIZE
 #undef CUBIC
+#undef TRANSPOSE
+#undef ISTOREU
+#undef KEEP_INDEX

@@ -1,0 +1,153 @@
+"""GridSample's channel-interleaved vector path (2-D nearest and linear: groups of 8 f32 / 4 f64
+channels copied into a scratch of pixels, a zero pixel for dropped taps), forced with
+`sampling.use_interleave("always")`, against onnxruntime GridSample-20 in f64:
+
+- every channel count 1..17 (partial groups), odd point counts, all paddings, align_corners, f32, f64;
+- NaN, Inf and huge coordinates among ordinary ones (the scalar path's values for those);
+- zeros padding next to Inf/NaN in X (the zero pixel stands in for dropped taps);
+- 1 vs 2 threads and blockings (points split into spans) bitwise, and bitwise equal to the gather
+  path (same FMA chain per output), so AffineGrid fused or not gives the same bits whichever is chosen.
+Coordinates are multiples of 2**-8, so every implementation samples exactly the same positions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import irgrid
+from irgrid._kernels import sampling
+from irgrid.ops.grid_sample import sample
+from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
+from test_grid_sample_edge_cases import run_ort
+from test_grid_sample_simd import PADDINGS, SPECIALS, TOLERANCES, _dyadic, _kept_taps, _rng
+
+MODES = ("nearest", "linear")
+DTYPES = pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+
+
+@pytest.fixture(autouse=True)
+def interleaved():
+    """The vector path on, interleaving wherever it fits; restored afterwards."""
+    simd, policy = sampling.use_simd(True), sampling.use_interleave("always")
+    yield
+    sampling.use_simd(simd)
+    sampling.use_interleave(policy)
+
+
+def _paths(x, grid, mode, padding, align, threads=2) -> tuple[np.ndarray, np.ndarray]:
+    """(interleaved, gather path) outputs."""
+    got = sample(x, grid, mode, padding, align, threads)
+    sampling.use_interleave("never")
+    try:
+        gathered = sample(x, grid, mode, padding, align, threads)
+    finally:
+        sampling.use_interleave("always")
+    return got, gathered
+
+
+@DTYPES
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("mode", MODES)
+def test_every_channel_count_matches_onnxruntime(mode, padding, align, dtype):
+    for channels in range(1, 18):
+        rng = _rng("channels", mode, padding, align, channels)
+        dims = ((6, 9), (1, 7), (17, 40))[channels % 3]
+        out_dims = ((5, 7), (3, 7), (9, 13), (1, 1))[channels % 4]  # 35, 21, 117, 1 points
+        x = rng.uniform(-1, 1, (2, channels, *dims))
+        grid = _dyadic(rng, (2, *out_dims, 2), 1.6)
+        edges = min(grid.size, 12)
+        grid.reshape(-1)[:edges] = np.resize([-1.0, 1.0, 0.0], edges)  # the edges and the centre exactly
+        expected = run_ort(x, grid, mode, padding, align)
+        got, gathered = _paths(x.astype(dtype), grid.astype(dtype), mode, padding, align)
+        np.testing.assert_allclose(got, expected, **TOLERANCES[dtype], err_msg=f"C={channels}")
+        assert got.tobytes() == gathered.tobytes(), f"C={channels}"
+
+
+@DTYPES
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("mode", MODES)
+def test_special_coordinates(mode, padding, dtype):
+    """Ordinary points match onnxruntime; NaN, Inf and huge ones the scalar path."""
+    rng = _rng("special", mode, padding)
+    x = rng.uniform(-1, 1, (2, 11, 7, 9))
+    grid = _dyadic(rng, (2, 5, 11, 2), 1.3)
+    flat = grid.reshape(-1, 2)
+    special = rng.random(flat.shape[0]) < 0.3
+    for i in np.nonzero(special)[0]:
+        flat[i, rng.integers(2)] = SPECIALS[rng.integers(len(SPECIALS))]
+    clean = flat.copy()
+    clean[special] = 0
+    expected = run_ort(x, clean.reshape(grid.shape), mode, padding, False).reshape(2, 11, -1)
+    got = sample(x.astype(dtype), grid.astype(dtype), mode, padding, False, threads=2).reshape(2, 11, -1)
+    was = sampling.use_simd(False)
+    try:
+        scalar = sample(x.astype(dtype), grid.astype(dtype), mode, padding, False, threads=2).reshape(2, 11, -1)
+    finally:
+        sampling.use_simd(was)
+    special = special.reshape(2, -1)
+    for b in range(2):
+        np.testing.assert_allclose(got[b][:, ~special[b]], expected[b][:, ~special[b]], **TOLERANCES[dtype])
+        np.testing.assert_allclose(got[b][:, special[b]], scalar[b][:, special[b]], **TOLERANCES[dtype])
+
+
+@DTYPES
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("mode", MODES)
+def test_dropped_taps_read_the_zero_pixel(mode, align, dtype):
+    """Zeros padding around the edges; X holds Inf/NaN wherever no kept tap reads (the rows' ends,
+    the neighbouring pixels and channels of the same group, the partial group's last channel)."""
+    rng = _rng("poison", mode, align)
+    dims, out_dims = (6, 8), (9, 5)
+    grid = rng.choice([-1.25, -1.125, -1.0, -0.875, 0.875, 1.0, 1.125, 1.25, 0.0], (1, *out_dims, 2))
+    x_clean = rng.uniform(-1, 1, (1, 9, *dims))
+    kept = _kept_taps(grid, dims, mode, align)
+    x = np.where(rng.random(x_clean.shape) < 0.5, np.inf, np.nan)
+    for index in kept:
+        x[(slice(None), slice(None), *index)] = x_clean[(slice(None), slice(None), *index)]
+    expected = run_ort(np.where(np.isfinite(x), x, 0), grid, mode, "zeros", align)
+    got = sample(x.astype(dtype), grid.astype(dtype), mode, "zeros", align, threads=2)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
+
+
+@DTYPES
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("batch,channels", [(1, 8), (1, 13), (3, 17)])
+def test_threads_and_spans_bitwise_identical(batch, channels, mode, dtype):
+    """3001 points: one channel group is split into spans of points (more with 2 threads than with 1)."""
+    rng = _rng("threads", batch, channels, mode)
+    x = rng.uniform(-1, 1, (batch, channels, 40, 50)).astype(dtype)
+    grid = rng.uniform(-1.1, 1.1, (batch, 3001, 1, 2)).astype(dtype)
+    grid.reshape(-1)[::97] = np.nan
+    one = sample(x, grid, mode, "reflection", False, threads=1)
+    two, gathered = _paths(x, grid, mode, "reflection", False, threads=2)
+    assert one.tobytes() == two.tobytes() == gathered.tobytes()
+
+
+def test_policy_round_trip():
+    assert sampling.use_interleave("auto") == "always"
+    assert sampling.use_interleave("never") == "auto"
+    with pytest.raises(KeyError):
+        sampling.use_interleave("sometimes")
+
+
+@pytest.mark.parametrize("element_type", ["f32", "f64"])
+def test_fused_affine_grid_matches_unfused(element_type, tmp_path):
+    """AffineGrid fused into GridSample over the interleaved path: bitwise the unfused pair (whichever
+    path each takes); f64 within tolerance of onnxruntime (f32 coordinates round differently in
+    onnxruntime's AffineGrid, which this data's slopes amplify beyond 1e-5; the other tests cover
+    the f32 sums)."""
+    rng = _rng("fused", element_type)
+    dtype = np.float32 if element_type == "f32" else np.float64
+    x_shape, size = (2, 11, 23, 29), [2, 11, 37, 41]
+    path = build_pair(tmp_path / "st.xml", x_shape, size, element_type, "linear", "zeros")
+    x = rng.standard_normal(x_shape).astype(dtype)
+    theta = random_theta(rng, 2, 2, dtype)
+    fused = irgrid.compile_model(path, fuse=True)({"X": x, "theta": theta})["warped"]
+    sampling.use_interleave("never")
+    unfused = irgrid.compile_model(path, fuse=False)({"X": x, "theta": theta})["warped"]
+    assert fused.tobytes() == unfused.tobytes()
+    if dtype == np.float64:
+        np.testing.assert_allclose(fused, run_ort_pair(x, theta, size, "linear", "zeros", False, False),
+                                   **TOLERANCES[dtype])
