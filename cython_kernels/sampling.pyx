@@ -88,11 +88,11 @@ cdef extern from "simd_gather.h":
                                double* s) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
-                                             const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
+                                             Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
                                              int padding, int align, Py_ssize_t* fallback) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
-                                             const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
+                                             Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
                                              int padding, int align, Py_ssize_t* fallback) noexcept nogil
 
 cdef enum:
@@ -250,10 +250,10 @@ cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_
         g = g_affine
     if scratch != NULL:
         if floating is float:
-            n_fallback = irgrid_interleaved_sample_f32(scratch, g, yb, n, c1 - c0, points, plane, dims, strides,
+            n_fallback = irgrid_interleaved_sample_f32(scratch, g, yb, n, c1 - c0, points, plane, rank, dims, strides,
                                                        mode, padding, align_corners, fallback)
         else:
-            n_fallback = irgrid_interleaved_sample_f64(scratch, g, yb, n, c1 - c0, points, plane, dims, strides,
+            n_fallback = irgrid_interleaved_sample_f64(scratch, g, yb, n, c1 - c0, points, plane, rank, dims, strides,
                                                        mode, padding, align_corners, fallback)
     elif floating is float:
         n_fallback = irgrid_simd_sample_f32(xb, g, yb, n, c1 - c0, plane, points, rank, dims, strides, mode,
@@ -304,13 +304,12 @@ cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_
         start += SIMD_BLOCK
 
 
-cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, Py_ssize_t plane, Py_ssize_t channels,
-                                 Py_ssize_t itemsize) noexcept nogil:
+cdef Py_ssize_t interleave_lanes(Py_ssize_t plane, Py_ssize_t channels, Py_ssize_t itemsize) noexcept nogil:
     """Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not
-    chosen: 2-D nearest and linear, a group's scratch within INTERLEAVE_MAX_BYTES, the policy."""
+    chosen: a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the
+    vector path fits)."""
     cdef Py_ssize_t lanes = 32 // itemsize
-    if (interleave_policy == 0 or rank != 2 or mode == MODE_CUBIC
-            or (plane + 1) * 32 > INTERLEAVE_MAX_BYTES
+    if (interleave_policy == 0 or (plane + 1) * 32 > INTERLEAVE_MAX_BYTES
             or (interleave_policy == 1 and channels < INTERLEAVE_MIN_CHANNELS)):
         return 0
     return lanes
@@ -418,7 +417,7 @@ cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_
     (the caller holds the GIL; the loops release it)."""
     cdef Py_ssize_t lanes
     if simd_on and irgrid_simd_fits(rank, mode, plane):
-        lanes = interleave_lanes(rank, mode, plane, channels, sizeof(floating))
+        lanes = interleave_lanes(plane, channels, sizeof(floating))
         if lanes:
             run_interleave(x, coords, y, batch, channels, rank, dims, strides, plane, points, max_taps, mode,
                            padding, align_corners, affine, extents, starts, steps, num_threads, lanes)
