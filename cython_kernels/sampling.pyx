@@ -12,7 +12,7 @@ the thread count. Semantics follow ONNX GridSample-22 as the README settles them
 - a NaN coordinate gives NaN; a coordinate at +-Inf or |g| >= 1e30 is a point at that infinity
   (zeros: 0, border: the edge, reflection: NaN).
 
-Vector path (simd_gather.h; 2-D nearest/linear/cubic and 3-D linear with planes under 2**31
+Vector path (simd_gather.h; 2-D nearest/linear/cubic and 3-D nearest/linear with planes under 2**31
 elements, on CPUs with AVX2 and FMA, checked once at import; IRGRID_SIMD=0 or `use_simd(False)`
 keeps the scalar path). A chunk is one batch item's points for a few channels (SIMD_GROUP_BYTES of
 planes, so that random grids' gathers stay in L2/L3 and the TLB). Per group of 8 (f32) or 4 (f64)
@@ -29,24 +29,32 @@ random grids (uniform [-1.1, 1.1]): bilinear 0.31, nearest 0.49, bicubic 0.54, b
 3-D trilinear 0.51; smooth warps (bench.py's): bilinear 0.92, nearest 0.61, bicubic 0.9,
 batched 1.14, 3-D trilinear 0.94.
 
-Interleaved vector path (2-D nearest and linear from INTERLEAVE_MIN_CHANNELS channels on; `use_interleave`).
-A gather costs about one element per cycle on Zen3, no cheaper than scalar loads, so the path above
-stays near 5 cycles per output. Instead, a work unit (batch item, group of 8 f32 / 4 f64 channels,
+Interleaved vector path (every case of the vector path: 2-D nearest/linear/cubic, 3-D nearest/linear,
+from INTERLEAVE_MIN_CHANNELS channels on, 3-D nearest from INTERLEAVE_MIN_CHANNELS_3D_NEAREST;
+`use_interleave`). A gather costs about one element per cycle on Zen3, no cheaper than scalar loads,
+so the path above stays near 5 cycles per output, worse with 16 (bicubic) or 8 (trilinear) taps.
+Instead, a work unit (batch item, group of 8 f32 / 4 f64 channels,
 a span of points) copies the group's planes into a per-thread scratch as pixels of one vector each
 (8x8 / 4x4 register transposes; missing channels of a last partial group are zeros), plus one pixel
 of zeros that every tap zeros padding drops points at, so nothing out of range, and no Inf or NaN of
-X, is read for it. Per group of 8 / 4 points the gather path's tap code gives offsets and weights;
-each tap is then one vector load of all the group's channels, weight broadcast, FMA in the gather
-path's order, so every output has the same FMA chain and the same bits as the gather path (fused
-AffineGrid may take either path). 8 / 4 points x channels are transposed back in registers and
+X, is read for it. Per group of 8 / 4 points the gather path's tap code (irgrid_lane_taps,
+irgrid_taps: one generic over rank and taps per dim) gives offsets and weights; each tap is then one
+vector load of all the group's channels, weight broadcast, FMA in the gather path's order (taps
+outer, the 8 / 4 points' independent chains inner), so every output has the same FMA chain and the
+same bits as the gather path (fused AffineGrid may take either path). 8 / 4 points x channels are transposed back in registers and
 stored contiguously into each channel plane. Points the tap code leaves (non-finite or far) go
 through point_taps on the planar X. Units are scheduled statically; items with fewer groups than
 2 x threads are split into spans of points, a thread copying a group in once per run of its units.
 The scratch is (plane + 1) pixels x 32 bytes per thread, at most INTERLEAVE_MAX_BYTES (larger
-planes keep the gather path), allocated per call. Measured as above plus 2-thread wall time
-(interleaved / gather path time, smooth and random grids): bilinear 0.31-0.35, nearest 0.39-0.68,
-batched bilinear 0.25-0.36; with 1-3 channels it was about as fast or up to 1.25x slower than the
-gather path, with 4 channels 0.6-1.0x its time, hence the threshold.
+planes keep the gather path; a 32x64x64 volume of 8 f32 channels is 4 MiB), allocated per call.
+Measured as above plus 2-thread wall time (interleaved / gather path time, smooth and random grids):
+bilinear 0.31-0.35, nearest 0.39-0.68, batched bilinear 0.25-0.36; with 1-3 channels it was about as
+fast or up to 1.25x slower than the gather path, with 4 channels 0.6-1.0x its time, hence the
+threshold. Bicubic (X 1x32x256x256, f32, 1 and 2 threads) 0.28-0.33 (f64 0.34-0.45); 3-D trilinear
+(X 1x16x32x64x64) 0.30-0.48 (f64 0.53-0.87), with 1-2 channels 0.5-1.7, with 4 0.37-0.86; 3-D
+nearest (one load per point: the copy weighs more) 0.43-0.82 with 16 channels, 0.67-1.19 with 8,
+up to 1.7 with 4, hence its own threshold. Absolute, 2 threads, smooth grid: bicubic 5.1 ms (gather
+path 15.5), trilinear 6.8 ms (14.5); loads from the scratch dominate the profile.
 """
 import math
 
@@ -88,11 +96,11 @@ cdef extern from "simd_gather.h":
                                double* s) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
-                                             const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
+                                             Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
                                              int padding, int align, Py_ssize_t* fallback) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
-                                             const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
+                                             Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
                                              int padding, int align, Py_ssize_t* fallback) noexcept nogil
 
 cdef enum:
@@ -103,9 +111,11 @@ cdef enum:
     # 3x slower), while each point's taps are computed once for that many channels.
     SIMD_GROUP_BYTES = 2 << 20
     # Interleaved path: its scratch per thread at most this (a group's planes, interleaved), and
-    # chosen by default from this many channels on (measurements in the module docstring).
+    # chosen by default from this many channels on, 3-D nearest (one tap) from the second (measurements
+    # in the module docstring).
     INTERLEAVE_MAX_BYTES = 8 << 20
     INTERLEAVE_MIN_CHANNELS = 4
+    INTERLEAVE_MIN_CHANNELS_3D_NEAREST = 16
 
 cdef bint simd_on = irgrid_simd_available()
 cdef int interleave_policy = 1  # 0 never, 1 from INTERLEAVE_MIN_CHANNELS channels on, 2 wherever it fits
@@ -121,8 +131,8 @@ def use_simd(bint on) -> bool:
     return was
 
 def use_interleave(str policy) -> str:
-    """Choose when the vector path interleaves channels ("auto", "never", or "always" where it fits:
-    2-D nearest and linear); returns the previous policy. For tests and comparisons."""
+    """Choose when the vector path interleaves channels ("auto", "never", or "always" wherever the
+    vector path runs and a group's scratch fits); returns the previous policy. For tests and comparisons."""
     global interleave_policy
     names = {v: k for k, v in INTERLEAVE_POLICIES.items()}
     was = names[interleave_policy]
@@ -250,10 +260,10 @@ cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_
         g = g_affine
     if scratch != NULL:
         if floating is float:
-            n_fallback = irgrid_interleaved_sample_f32(scratch, g, yb, n, c1 - c0, points, plane, dims, strides,
+            n_fallback = irgrid_interleaved_sample_f32(scratch, g, yb, n, c1 - c0, points, plane, rank, dims, strides,
                                                        mode, padding, align_corners, fallback)
         else:
-            n_fallback = irgrid_interleaved_sample_f64(scratch, g, yb, n, c1 - c0, points, plane, dims, strides,
+            n_fallback = irgrid_interleaved_sample_f64(scratch, g, yb, n, c1 - c0, points, plane, rank, dims, strides,
                                                        mode, padding, align_corners, fallback)
     elif floating is float:
         n_fallback = irgrid_simd_sample_f32(xb, g, yb, n, c1 - c0, plane, points, rank, dims, strides, mode,
@@ -307,11 +317,12 @@ cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_
 cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, Py_ssize_t plane, Py_ssize_t channels,
                                  Py_ssize_t itemsize) noexcept nogil:
     """Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not
-    chosen: 2-D nearest and linear, a group's scratch within INTERLEAVE_MAX_BYTES, the policy."""
+    chosen: a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the
+    vector path fits)."""
     cdef Py_ssize_t lanes = 32 // itemsize
-    if (interleave_policy == 0 or rank != 2 or mode == MODE_CUBIC
-            or (plane + 1) * 32 > INTERLEAVE_MAX_BYTES
-            or (interleave_policy == 1 and channels < INTERLEAVE_MIN_CHANNELS)):
+    cdef Py_ssize_t least = INTERLEAVE_MIN_CHANNELS_3D_NEAREST if rank == 3 and mode == MODE_NEAREST else INTERLEAVE_MIN_CHANNELS
+    if (interleave_policy == 0 or (plane + 1) * 32 > INTERLEAVE_MAX_BYTES
+            or (interleave_policy == 1 and channels < least)):
         return 0
     return lanes
 

@@ -49,10 +49,10 @@ static int irgrid_simd_available(void) {
     return state;
 }
 
-/* Ranks, modes and sizes the vector path covers: 2-D nearest, linear and cubic, 3-D linear, with
-   plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.pxd's codes). */
+/* Ranks, modes and sizes the vector path covers: 2-D nearest, linear and cubic, 3-D nearest and
+   linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.pxd's codes). */
 static int irgrid_simd_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
-    return plane < ((Py_ssize_t)1 << 31) && ((rank == 2 && mode >= 0 && mode <= 2) || (rank == 3 && mode == 1));
+    return plane < ((Py_ssize_t)1 << 31) && ((rank == 2 && mode >= 0 && mode <= 2) || (rank == 3 && mode >= 0 && mode <= 1));
 }
 
 #ifdef IRGRID_SIMD_X86
@@ -212,10 +212,10 @@ static void irgrid_interleave_f32(const float* x, Py_ssize_t channels, Py_ssize_
 static void irgrid_interleave_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
         double* s) {}
 static Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
+        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) { return -1; }
 static Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
+        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) { return -1; }
 #endif
 #endif

@@ -273,6 +273,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
                 SFX(irgrid_prepare)(d, 2, 2, q + i);
             else if (rank == 2)
                 SFX(irgrid_prepare)(d, 2, 4, q + i);
+            else if (taps == 1)
+                SFX(irgrid_prepare)(d, 3, 1, q + i);
             else
                 SFX(irgrid_prepare)(d, 3, 2, q + i);
             q[i].store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
@@ -283,18 +285,20 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
             SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 2);
         else if (rank == 2)
             SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 4);
+        else if (taps == 1)
+            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 3, 1);
         else
             SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 3, 2);
     }
     return nf;
 }
 
-/* ---- Channel-interleaved path (2-D nearest and linear): a group of up to LANES channel planes
-   copied into scratch as pixels of LANES channels (one vector each) plus one pixel of zeros, which
-   every dropped tap reads instead (so nothing out of range, and no Inf or NaN of X, is read for it).
-   A point's tap is then one vector load for all the group's channels instead of one gather element
-   per channel; the weights and the FMA chain per output are the gather path's, so both paths give
-   the same bits. */
+/* ---- Channel-interleaved path (2-D nearest, linear and cubic, 3-D nearest and linear): a group of up
+   to LANES channel planes copied into scratch as pixels of LANES channels (one vector each) plus one
+   pixel of zeros, which every dropped tap reads instead (so nothing out of range, and no Inf or NaN
+   of X, is read for it). A point's tap is then one vector load for all the group's channels instead
+   of one gather element per channel; the taps (irgrid_taps), weights and the FMA chain per output
+   are the gather path's, so both paths give the same bits. */
 
 /* Planes x + c * x_cstride (c < channels <= LANES; the other channels are zeros) of `plane` pixels
    into s: pixel p's channel c at s[p * LANES + c], then the zero pixel. */
@@ -314,38 +318,41 @@ static IRGRID_AVX2 void SFX(irgrid_interleave)(const FT* x, Py_ssize_t channels,
             s[p * LANES + c] = c < channels && p < plane ? x[c * x_cstride + p] : 0;
 }
 
-/* Outputs of points [0, n) (coordinates g, n x 2, innermost first) of the interleaved group s in
-   its first `channels` channels (y + c * y_cstride); fallback as irgrid_simd_sample's. */
+/* Outputs of points [0, n) (coordinates g, n x rank, innermost first) of the interleaved group s in
+   its first `channels` channels (y + c * y_cstride), `per_dim` taps per dim (1, 2 or 4; at most 16
+   taps); fallback as irgrid_simd_sample's. Taps outer, lanes inner: the LANES sums are independent
+   FMA chains in flight together, each in tap order. */
 IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
+        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, int rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
-    SFX(irgrid_dim) d[2];
-    VI idx[4], row_off[4];
-    VF w[4], ok[4], row_w[4], row_ok[4], acc[LANES], store_mask;
-    FT wt[4][LANES], lanes[LANES];
-    int pix[4][LANES], t, lane;
+    SFX(irgrid_dim) d[3];
+    VI idx[16], row_off[4];
+    VF w[16], ok[16], row_w[4], row_ok[4], acc[LANES], store_mask;
+    FT wt[16][LANES], lanes[LANES];
+    int pix[16][LANES], t, lane;
     Py_ssize_t p, m, c, nf = 0;
-    const int taps = mode == 0 ? 1 : 4;
+    const int per_dim = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
+    const int taps = rank == 3 ? per_dim * per_dim * per_dim : per_dim * per_dim;
     const VI zero_pixel = ISET1((int)plane);
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
     for (p = 0; p < n; p += LANES) {
         m = n - p < LANES ? n - p : LANES;
-        SFX(irgrid_lane_taps)(g, p, m, 2, dims, strides, mode, padding, align, d, fallback, &nf);
-        SFX(irgrid_taps)(d, 2, mode == 0 ? 1 : 2, idx, w, ok, row_off, row_w, row_ok);
+        SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, d, fallback, &nf);
+        SFX(irgrid_taps)(d, rank, per_dim, idx, w, ok, row_off, row_w, row_ok);
         for (t = 0; t < taps; t++) {
             ISTOREU(pix[t], KEEP_INDEX(idx[t], ok[t], zero_pixel));
             if (taps > 1)
                 STOREU(wt[t], w[t]);
         }
-        for (lane = 0; lane < LANES; lane++) {
-            if (taps == 1) {
-                acc[lane] = LOADU(s + (Py_ssize_t)pix[0][lane] * LANES);
-                continue;
-            }
-            acc[lane] = MUL(SET1(wt[0][lane]), LOADU(s + (Py_ssize_t)pix[0][lane] * LANES));
-            for (t = 1; t < 4; t++)
-                acc[lane] = FMADD(SET1(wt[t][lane]), LOADU(s + (Py_ssize_t)pix[t][lane] * LANES), acc[lane]);
+        for (lane = 0; lane < LANES; lane++)
+            acc[lane] = LOADU(s + (Py_ssize_t)pix[0][lane] * LANES);
+        if (taps > 1) {
+            for (lane = 0; lane < LANES; lane++)
+                acc[lane] = MUL(SET1(wt[0][lane]), acc[lane]);
+            for (t = 1; t < taps; t++)
+                for (lane = 0; lane < LANES; lane++)
+                    acc[lane] = FMADD(SET1(wt[t][lane]), LOADU(s + (Py_ssize_t)pix[t][lane] * LANES), acc[lane]);
         }
         TRANSPOSE(acc);
         if (m == LANES) {
@@ -360,14 +367,16 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
     return nf;
 }
 
+/* irgrid_interleaved_run with rank and mode as constants (irgrid_simd_fits' cases). */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
+        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
-    if (mode == 0)
-        return SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, dims, strides, 0, padding,
-                                           align, fallback);
-    return SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, dims, strides, 1, padding, align,
-                                       fallback);
+#define IRGRID_RUN(r, md) SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, r, dims, strides, md, \
+                                                      padding, align, fallback)
+    if (rank == 2)
+        return mode == 0 ? IRGRID_RUN(2, 0) : (mode == 1 ? IRGRID_RUN(2, 1) : IRGRID_RUN(2, 2));
+    return mode == 0 ? IRGRID_RUN(3, 0) : IRGRID_RUN(3, 1);
+#undef IRGRID_RUN
 }
 
 #undef FT

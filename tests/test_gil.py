@@ -12,8 +12,8 @@ from irgrid.ops.grid_sample import sample
 @pytest.mark.parametrize("threads", [1, 2])
 def test_python_runs_while_a_kernel_runs(threads):
     rng = np.random.default_rng(0)
-    x = rng.random((1, 64, 256, 256), dtype=np.float32)  # a cubic call of well over 50 ms
-    grid = rng.uniform(-1, 1, (1, 256, 256, 2)).astype(np.float32)
+    x = rng.random((1, 64, 256, 256), dtype=np.float32)  # a cubic call of well over 50 ms (interleaved path)
+    grid = rng.uniform(-1, 1, (1, 512, 512, 2)).astype(np.float32)
     span = {}
 
     def kernel():

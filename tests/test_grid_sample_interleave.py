@@ -1,6 +1,7 @@
-"""GridSample's channel-interleaved vector path (2-D nearest and linear: groups of 8 f32 / 4 f64
-channels copied into a scratch of pixels, a zero pixel for dropped taps), forced with
-`sampling.use_interleave("always")`, against onnxruntime GridSample-20 in f64:
+"""GridSample's channel-interleaved vector path (2-D nearest, linear and cubic, 3-D nearest and
+linear: groups of 8 f32 / 4 f64 channels copied into a scratch of pixels, a zero pixel for dropped
+taps), forced with `sampling.use_interleave("always")`, against onnxruntime GridSample-20 in f64
+(which runs all five):
 
 - every channel count 1..17 (partial groups), odd point counts, all paddings, align_corners, f32, f64;
 - NaN, Inf and huge coordinates among ordinary ones (the scalar path's values for those);
@@ -21,7 +22,8 @@ from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
 from test_grid_sample_edge_cases import run_ort
 from test_grid_sample_simd import PADDINGS, SPECIALS, TOLERANCES, _dyadic, _kept_taps, _rng
 
-MODES = ("nearest", "linear")
+CASES = pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"),
+                                              (3, "linear")])
 DTYPES = pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 
 
@@ -45,17 +47,23 @@ def _paths(x, grid, mode, padding, align, threads=2) -> tuple[np.ndarray, np.nda
     return got, gathered
 
 
+def _dims(rank: int, i: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """X's spatial dims (1-pixel ones among them) and the grid's (35, 21, 117 or 1 points) for case i."""
+    if rank == 2:
+        return ((6, 9), (1, 7), (17, 40))[i % 3], ((5, 7), (3, 7), (9, 13), (1, 1))[i % 4]
+    return ((3, 4, 5), (1, 6, 1), (4, 5, 6))[i % 3], ((1, 5, 7), (3, 1, 7), (3, 3, 13), (1, 1, 1))[i % 4]
+
+
 @DTYPES
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("padding", PADDINGS)
-@pytest.mark.parametrize("mode", MODES)
-def test_every_channel_count_matches_onnxruntime(mode, padding, align, dtype):
+@CASES
+def test_every_channel_count_matches_onnxruntime(rank, mode, padding, align, dtype):
     for channels in range(1, 18):
-        rng = _rng("channels", mode, padding, align, channels)
-        dims = ((6, 9), (1, 7), (17, 40))[channels % 3]
-        out_dims = ((5, 7), (3, 7), (9, 13), (1, 1))[channels % 4]  # 35, 21, 117, 1 points
+        rng = _rng("channels", rank, mode, padding, align, channels)
+        dims, out_dims = _dims(rank, channels)
         x = rng.uniform(-1, 1, (2, channels, *dims))
-        grid = _dyadic(rng, (2, *out_dims, 2), 1.6)
+        grid = _dyadic(rng, (2, *out_dims, rank), 1.6)
         edges = min(grid.size, 12)
         grid.reshape(-1)[:edges] = np.resize([-1.0, 1.0, 0.0], edges)  # the edges and the centre exactly
         expected = run_ort(x, grid, mode, padding, align)
@@ -66,16 +74,17 @@ def test_every_channel_count_matches_onnxruntime(mode, padding, align, dtype):
 
 @DTYPES
 @pytest.mark.parametrize("padding", PADDINGS)
-@pytest.mark.parametrize("mode", MODES)
-def test_special_coordinates(mode, padding, dtype):
+@CASES
+def test_special_coordinates(rank, mode, padding, dtype):
     """Ordinary points match onnxruntime; NaN, Inf and huge ones the scalar path."""
-    rng = _rng("special", mode, padding)
-    x = rng.uniform(-1, 1, (2, 11, 7, 9))
-    grid = _dyadic(rng, (2, 5, 11, 2), 1.3)
-    flat = grid.reshape(-1, 2)
+    rng = _rng("special", rank, mode, padding)
+    dims, out_dims = ((7, 9), (5, 11)) if rank == 2 else ((3, 4, 5), (3, 2, 9))
+    x = rng.uniform(-1, 1, (2, 11, *dims))
+    grid = _dyadic(rng, (2, *out_dims, rank), 1.3)
+    flat = grid.reshape(-1, rank)
     special = rng.random(flat.shape[0]) < 0.3
     for i in np.nonzero(special)[0]:
-        flat[i, rng.integers(2)] = SPECIALS[rng.integers(len(SPECIALS))]
+        flat[i, rng.integers(rank)] = SPECIALS[rng.integers(len(SPECIALS))]
     clean = flat.copy()
     clean[special] = 0
     expected = run_ort(x, clean.reshape(grid.shape), mode, padding, False).reshape(2, 11, -1)
@@ -93,13 +102,13 @@ def test_special_coordinates(mode, padding, dtype):
 
 @DTYPES
 @pytest.mark.parametrize("align", [False, True])
-@pytest.mark.parametrize("mode", MODES)
-def test_dropped_taps_read_the_zero_pixel(mode, align, dtype):
+@CASES
+def test_dropped_taps_read_the_zero_pixel(rank, mode, align, dtype):
     """Zeros padding around the edges; X holds Inf/NaN wherever no kept tap reads (the rows' ends,
     the neighbouring pixels and channels of the same group, the partial group's last channel)."""
-    rng = _rng("poison", mode, align)
-    dims, out_dims = (6, 8), (9, 5)
-    grid = rng.choice([-1.25, -1.125, -1.0, -0.875, 0.875, 1.0, 1.125, 1.25, 0.0], (1, *out_dims, 2))
+    rng = _rng("poison", rank, mode, align)
+    dims, out_dims = ((6, 8), (9, 5)) if rank == 2 else ((4, 6, 5), (3, 5, 3))
+    grid = rng.choice([-1.25, -1.125, -1.0, -0.875, 0.875, 1.0, 1.125, 1.25, 0.0], (1, *out_dims, rank))
     x_clean = rng.uniform(-1, 1, (1, 9, *dims))
     kept = _kept_taps(grid, dims, mode, align)
     x = np.where(rng.random(x_clean.shape) < 0.5, np.inf, np.nan)
@@ -112,13 +121,14 @@ def test_dropped_taps_read_the_zero_pixel(mode, align, dtype):
 
 
 @DTYPES
-@pytest.mark.parametrize("mode", MODES)
+@CASES
 @pytest.mark.parametrize("batch,channels", [(1, 8), (1, 13), (3, 17)])
-def test_threads_and_spans_bitwise_identical(batch, channels, mode, dtype):
+def test_threads_and_spans_bitwise_identical(batch, channels, rank, mode, dtype):
     """3001 points: one channel group is split into spans of points (more with 2 threads than with 1)."""
-    rng = _rng("threads", batch, channels, mode)
-    x = rng.uniform(-1, 1, (batch, channels, 40, 50)).astype(dtype)
-    grid = rng.uniform(-1.1, 1.1, (batch, 3001, 1, 2)).astype(dtype)
+    rng = _rng("threads", batch, channels, rank, mode)
+    dims = (40, 50) if rank == 2 else (9, 10, 11)
+    x = rng.uniform(-1, 1, (batch, channels, *dims)).astype(dtype)
+    grid = rng.uniform(-1.1, 1.1, (batch, 3001, *(1,) * (rank - 1), rank)).astype(dtype)
     grid.reshape(-1)[::97] = np.nan
     one = sample(x, grid, mode, "reflection", False, threads=1)
     two, gathered = _paths(x, grid, mode, "reflection", False, threads=2)

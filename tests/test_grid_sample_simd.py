@@ -1,5 +1,5 @@
-"""GridSample's vector path (cython_kernels/simd_gather.h: 2-D nearest/linear/cubic, 3-D linear, 8 f32
-or 4 f64 points at a time) at its boundaries, against onnxruntime GridSample-20 in f64; every test
+"""GridSample's vector path (cython_kernels/simd_gather.h: 2-D nearest/linear/cubic, 3-D nearest/linear,
+8 f32 or 4 f64 points at a time) at its boundaries, against onnxruntime GridSample-20 in f64; every test
 also runs the scalar path (`sampling.use_simd(False)`, what IRGRID_SIMD=0 selects).
 
 - point counts that are not a multiple of 8, dims of 1 pixel, f32 and f64;
@@ -25,7 +25,7 @@ from irgrid._kernels import sampling
 from irgrid.ops.grid_sample import sample
 from test_grid_sample_edge_cases import run_ort
 
-VECTOR_CASES = [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "linear")]
+VECTOR_CASES = [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"), (3, "linear")]
 PADDINGS = ("zeros", "border", "reflection")
 TOLERANCES = {np.float32: {"rtol": 1e-5, "atol": 1e-5}, np.float64: {"rtol": 1e-12, "atol": 1e-12}}
 
