@@ -20,7 +20,7 @@ from irgrid._kernels import sampling
 from irgrid.ops.grid_sample import sample
 from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
 from test_grid_sample_edge_cases import run_ort
-from test_grid_sample_simd import PADDINGS, SPECIALS, TOLERANCES, _dyadic, _kept_taps, _rng
+from test_grid_sample_simd import PADDINGS, SPECIALS, TOLERANCES, _dyadic, _rng, check_dropped_taps
 
 CASES = pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"),
                                               (3, "linear")])
@@ -106,18 +106,7 @@ def test_special_coordinates(rank, mode, padding, dtype):
 def test_dropped_taps_read_the_zero_pixel(rank, mode, align, dtype):
     """Zeros padding around the edges; X holds Inf/NaN wherever no kept tap reads (the rows' ends,
     the neighbouring pixels and channels of the same group, the partial group's last channel)."""
-    rng = _rng("poison", rank, mode, align)
-    dims, out_dims = ((6, 8), (9, 5)) if rank == 2 else ((4, 6, 5), (3, 5, 3))
-    grid = rng.choice([-1.25, -1.125, -1.0, -0.875, 0.875, 1.0, 1.125, 1.25, 0.0], (1, *out_dims, rank))
-    x_clean = rng.uniform(-1, 1, (1, 9, *dims))
-    kept = _kept_taps(grid, dims, mode, align)
-    x = np.where(rng.random(x_clean.shape) < 0.5, np.inf, np.nan)
-    for index in kept:
-        x[(slice(None), slice(None), *index)] = x_clean[(slice(None), slice(None), *index)]
-    expected = run_ort(np.where(np.isfinite(x), x, 0), grid, mode, "zeros", align)
-    got = sample(x.astype(dtype), grid.astype(dtype), mode, "zeros", align, threads=2)
-    assert np.isfinite(got).all()
-    np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
+    check_dropped_taps(rank, mode, align, dtype, (6, 8) if rank == 2 else (4, 6, 5), channels=9)
 
 
 @DTYPES

@@ -144,11 +144,17 @@ def test_dropped_taps_are_never_read(rank, mode, align, dtype, simd):
     """Points around the edges with zeros padding; X holds Inf/NaN wherever no kept tap reads, in
     memory right next to the dropped taps (the previous row's end, the next row's start, the
     neighbouring channels)."""
-    rng = _rng("poison", rank, mode, align)
     dims = (6, 8) if rank == 2 else (3, 4, 5)
+    check_dropped_taps(rank, mode, align, dtype, dims, channels=3)
+
+
+def check_dropped_taps(rank: int, mode: str, align: bool, dtype, dims: tuple[int, ...], channels: int) -> None:
+    """Sample X poisoned with Inf/NaN everywhere no kept tap of a zeros-padded grid reads: finite, and
+    onnxruntime's result on X with the poison zeroed."""
+    rng = _rng("poison", rank, mode, align)
     out_dims = (9, 5) if rank == 2 else (3, 3, 5)
     grid = rng.choice([-1.25, -1.125, -1.0, -0.875, 0.875, 1.0, 1.125, 1.25, 0.0], (1, *out_dims, rank))
-    x_clean = rng.uniform(-1, 1, (1, 3, *dims))
+    x_clean = rng.uniform(-1, 1, (1, channels, *dims))
     kept = _kept_taps(grid, dims, mode, align)
     x = np.where(rng.random(x_clean.shape) < 0.5, np.inf, np.nan)
     for index in kept:
