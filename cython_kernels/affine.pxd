@@ -78,3 +78,58 @@ cdef inline void affine_axes(const Py_ssize_t* out_dims, Py_ssize_t rank, bint a
     for k in range(rank):
         extents[k] = out_dims[rank - 1 - k]
         axis_start_step(extents[k], align_corners, starts + k, steps + k)
+
+
+cdef inline void affine_points(const floating* t, floating* g, Py_ssize_t rank, const Py_ssize_t* extents,
+                               const floating* starts, const floating* steps, Py_ssize_t start,
+                               Py_ssize_t stop) noexcept nogil:
+    """The coordinates of lattice points [start, stop) of one item into g (stop - start points of
+    `rank` values): t is the item's theta (rank, rank + 1); extents below INT_MAX (callers check).
+
+    Row by row: along a row only x changes, so theta's y and z terms are computed once per row and
+    the inner loop, on local scalars only, is a few multiply-adds the compiler vectorises. Every
+    coordinate is still exactly `affine_point`'s sum in its order, ((t0 * x + t1 * y) + t2 * z) + t3
+    (the build disables FMA contraction); AffineGrid and the fused kernel both call this function.
+    """
+    cdef Py_ssize_t index[AFFINE_MAX_RANK]
+    cdef Py_ssize_t n, p = start, cols = rank + 1
+    cdef int i, first  # int: packed int -> float conversion, so the row loops vectorise
+    cdef floating x, x0 = starts[0], dx = steps[0]
+    # Per output coordinate k: theta's x column s_k, its constant column c_k, and per row the y and
+    # z terms y_k, z_k.
+    cdef floating s0 = t[0], s1 = 0, s2 = 0, c0 = t[rank], c1 = 0, c2 = 0
+    cdef floating y0 = 0, y1 = 0, y2 = 0, z0 = 0, z1 = 0, z2 = 0, y, z
+    if rank == 2:
+        s1, c1 = t[3], t[5]
+    elif rank == 3:
+        s1, s2, c1, c2 = t[4], t[8], t[7], t[11]
+    first_index(start, rank, extents, index)
+    while p < stop:
+        n = min(extents[0] - index[0], stop - p)
+        first = <int>index[0]
+        if rank == 2:
+            y = starts[1] + <floating>index[1] * steps[1]
+            y0, y1 = t[1] * y, t[4] * y
+            for i in range(first, first + <int>n):
+                x = x0 + <floating>i * dx
+                g[0] = s0 * x + y0 + c0
+                g[1] = s1 * x + y1 + c1
+                g += 2
+        elif rank == 3:
+            y = starts[1] + <floating>index[1] * steps[1]
+            z = starts[2] + <floating>index[2] * steps[2]
+            y0, y1, y2 = t[1] * y, t[5] * y, t[9] * y
+            z0, z1, z2 = t[2] * z, t[6] * z, t[10] * z
+            for i in range(first, first + <int>n):
+                x = x0 + <floating>i * dx
+                g[0] = s0 * x + y0 + z0 + c0
+                g[1] = s1 * x + y1 + z1 + c1
+                g[2] = s2 * x + y2 + z2 + c2
+                g += 3
+        else:
+            for i in range(first, first + <int>n):
+                g[0] = s0 * (x0 + <floating>i * dx) + c0
+                g += 1
+        p += n
+        index[0] = extents[0] - 1  # the row's last point: next_index carries into the outer dims
+        next_index(rank, extents, index)

@@ -24,6 +24,8 @@ NaN column value; +-Inf and huge coordinates are outside (0); a point with no ta
 whatever its mask. A point's tap count is a power of two (1 or 2 per dim); the taps are summed as a
 balanced tree of pairs (per block of 8), fused multiply-adds on the AVX2 path.
 """
+import os
+
 from cython.parallel cimport prange
 from cython cimport floating
 from libc.math cimport NAN
@@ -119,14 +121,14 @@ cdef extern from *:
 
 
 def select_simd(bint allow) -> str:
-    """Choose the tap loop: AVX2+FMA when `allow` and the CPU has both (the default, set at import),
-    else the baseline build (tests run both). Returns the one in use: "avx2+fma" or "baseline".
+    """Choose the tap loop: AVX2+FMA when `allow` and the CPU has both (the default, set at import
+    unless IRGRID_SIMD=0, as for GridSample), else the baseline build (tests run both). Returns the one in use: "avx2+fma" or "baseline".
     Not to be called while a kernel runs."""
     irgrid_deform_select(allow)
     return irgrid_deform_simd.decode()
 
 
-select_simd(True)
+select_simd(os.environ.get("IRGRID_SIMD", "").strip() != "0")
 
 cdef enum Boundary:
     BOUNDARY_ZEROS = 0

@@ -63,6 +63,7 @@ import numpy as np
 cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from cython cimport floating
+from libc.limits cimport INT_MAX
 from libc.math cimport NAN
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport malloc, free
@@ -72,7 +73,7 @@ from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
     PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps, weighted_sum,
 )
-from affine cimport AFFINE_MAX_RANK, affine_axes, affine_point, first_index, next_index
+from affine cimport AFFINE_MAX_RANK, affine_axes, affine_point, affine_points, first_index, next_index
 
 cnp.import_array()
 
@@ -245,7 +246,6 @@ cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_
     coordinates) go through point_taps and apply_taps."""
     cdef Py_ssize_t fallback[SIMD_BLOCK]
     cdef floating g_affine[SIMD_BLOCK * AFFINE_MAX_RANK]
-    cdef Py_ssize_t index[AFFINE_MAX_RANK]
     cdef Py_ssize_t tap_off[SIMD_MAX_TAPS]
     cdef floating tap_w[SIMD_MAX_TAPS]
     cdef Py_ssize_t i, j, count, n_fallback, n = stop - start
@@ -253,10 +253,7 @@ cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_
     cdef const floating* xb = x + (batch_index * channels + c0) * plane
     cdef floating* yb = y + (batch_index * channels + c0) * points + start
     if affine:
-        first_index(start, rank, extents, index)
-        for i in range(n):
-            affine_point(coords + batch_index * rank * (rank + 1), rank, index, starts, steps, g_affine + i * rank)
-            next_index(rank, extents, index)
+        affine_points(coords + batch_index * rank * (rank + 1), g_affine, rank, extents, starts, steps, start, stop)
         g = g_affine
     if scratch != NULL:
         if floating is float:
@@ -525,6 +522,8 @@ cdef class SamplePlan:
                 grid_dims[k] = out_dims[k]
                 if grid_dims[k] < 1:
                     raise ValueError("grid dims must be positive")
+            if grid_dims[rank - 1] > INT_MAX:
+                raise ValueError(f"rows of more than {INT_MAX} points are not supported")
             affine_axes(grid_dims, rank, grid_align_corners, self.extents, self.starts32, self.steps32)
             affine_axes(grid_dims, rank, grid_align_corners, self.extents, self.starts64, self.steps64)
         else:
