@@ -1,10 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """AffineGrid: the sampling grid theta @ [x, y, (z,) 1] at every point of a regular (D,) H, W lattice.
 
-Chunk function + prange driver: affine.pxd's `affine_points` writes a range of one batch item's
-points and touches no Python object, so a native OpenVINO extension can drive it with its own loop;
-the fused AffineGrid -> GridSample kernel (sampling.pyx) computes its coordinates with the same
-function.
+Chunk function + prange driver: `affine_grid_points` writes a range of one batch item's points with
+affine.pxd's `affine_points` and touches no Python object, so a native OpenVINO extension can drive
+it with its own loop; the fused AffineGrid -> GridSample kernel (sampling.pyx) computes its
+coordinates with the same `affine_points`.
 """
 from cython.parallel cimport prange
 from cython cimport floating
@@ -18,6 +18,14 @@ cdef enum:
     # Grid points per work unit: enough that waking a thread pays off; fixed, so results never depend
     # on the thread count.
     POINTS_PER_CHUNK = 16384
+
+
+cdef void affine_grid_points(const floating* theta, floating* grid, Py_ssize_t rank, const Py_ssize_t* extents,
+                             const floating* starts, const floating* steps, Py_ssize_t points,
+                             Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """Points [start, stop) of batch item `batch_index`: theta (N, rank, rank + 1), grid (N, points, rank)."""
+    affine_points(theta + batch_index * rank * (rank + 1), grid + (batch_index * points + start) * rank, rank,
+                  extents, starts, steps, start, stop)
 
 
 def affine_grid(const floating[::1] theta, floating[::1] grid, Py_ssize_t batch, const Py_ssize_t[::1] out_dims,
@@ -47,11 +55,10 @@ def affine_grid(const floating[::1] theta, floating[::1] grid, Py_ssize_t batch,
     if num_threads == 1:  # no parallel region: waking idle threads costs more than small calls take
         with nogil:
             for b in range(batch):
-                affine_points(&theta[0] + b * rank * (rank + 1), &grid[0] + b * points * rank, rank, extents, starts,
-                              steps, 0, points)
+                affine_grid_points(&theta[0], &grid[0], rank, extents, starts, steps, points, b, 0, points)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="static", num_threads=num_threads):
         b = chunk // chunks_per_item
         start = (chunk - b * chunks_per_item) * POINTS_PER_CHUNK
-        affine_points(&theta[0] + b * rank * (rank + 1), &grid[0] + (b * points + start) * rank, rank, extents,
-                      starts, steps, start, min(start + POINTS_PER_CHUNK, points))
+        affine_grid_points(&theta[0], &grid[0], rank, extents, starts, steps, points, b, start,
+                           min(start + POINTS_PER_CHUNK, points))
