@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Time irgrid against its peers on ExperimentalDetectronPriorGridGenerator and GridSample.
 
-    python benchmarks/bench.py                    # full run (~1.5 min on 2 idle cores)
+    python benchmarks/bench.py                    # full run (~8 min on 2 idle cores)
     python benchmarks/bench.py --quick            # smoke run: small sizes, few repeats
     python benchmarks/bench.py --threads 1 --cases grid_sample/2d --json out.json
 
