@@ -68,9 +68,11 @@ def test_vector_path_is_used_where_the_cpu_has_it():
         sampling.use_simd(was)
 
 
-def test_environment_turns_the_vector_path_off():
+def test_environment_turns_the_vector_path_off(tmp_path):
     code = "from irgrid._kernels import sampling; print(sampling.use_simd(False))"
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "IRGRID_SIMD": "0"},
+    # Run outside the checkout: `python -c` puts the cwd first on sys.path, and a source checkout's
+    # irgrid/ folder holds no built kernels when the package was installed non-editable (as in CI).
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "IRGRID_SIMD": "0"}, cwd=tmp_path,
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
