@@ -295,6 +295,20 @@ cdef Py_ssize_t data_layout(const Py_ssize_t* dims, Py_ssize_t rank, int mode, i
     return plane
 
 
+cdef void simd_span(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
+                    Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, Py_ssize_t plane,
+                    Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
+                    bint affine, const Py_ssize_t* extents, const floating* starts, const floating* steps,
+                    Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t c0, Py_ssize_t c1,
+                    const floating* scratch) noexcept nogil:
+    """Points [start, stop) of channels [c0, c1) of one batch item, simd_block by simd_block."""
+    while start < stop:
+        simd_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
+                   align_corners, affine, extents, starts, steps, batch_index, start, min(start + SIMD_BLOCK, stop),
+                   c0, c1, scratch)
+        start += SIMD_BLOCK
+
+
 cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
                      Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, Py_ssize_t plane,
                      Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
@@ -303,12 +317,9 @@ cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_
                      Py_ssize_t spans) noexcept nogil:
     cdef Py_ssize_t b = chunk // (groups * spans), rest = chunk % (groups * spans)
     cdef Py_ssize_t c0 = rest // spans * group, p0 = rest % spans * span
-    cdef Py_ssize_t c1 = min(c0 + group, channels), p1 = min(p0 + span, points), start = p0
-    while start < p1:
-        simd_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
-                   align_corners, affine, extents, starts, steps, b, start, min(start + SIMD_BLOCK, p1), c0, c1,
-                   NULL)
-        start += SIMD_BLOCK
+    cdef Py_ssize_t c1 = min(c0 + group, channels), p1 = min(p0 + span, points)
+    simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
+              affine, extents, starts, steps, b, p0, p1, c0, c1, NULL)
 
 
 cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, Py_ssize_t plane, Py_ssize_t channels,
@@ -334,18 +345,15 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
     scratch, which holds group `held[0]` interleaved (copied in first if it is another)."""
     cdef Py_ssize_t key = unit // spans, b = key // groups
     cdef Py_ssize_t c0 = key % groups * lanes, p0 = unit % spans * span
-    cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, points), start = p0
+    cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, points)
     if held[0] != key:
         if floating is float:
             irgrid_interleave_f32(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch)
         else:
             irgrid_interleave_f64(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch)
         held[0] = key
-    while start < p1:
-        simd_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
-                   align_corners, affine, extents, starts, steps, b, start, min(start + SIMD_BLOCK, p1), c0, c1,
-                   scratch)
-        start += SIMD_BLOCK
+    simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
+              affine, extents, starts, steps, b, p0, p1, c0, c1, scratch)
 
 
 cdef void run_interleave(const floating* x, const floating* coords, floating* y, Py_ssize_t batch,

@@ -20,7 +20,7 @@ from irgrid._kernels import sampling
 from irgrid.ops.grid_sample import sample
 from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
 from test_grid_sample_edge_cases import run_ort
-from test_grid_sample_simd import PADDINGS, SPECIALS, TOLERANCES, _dyadic, _rng, check_dropped_taps
+from test_grid_sample_simd import PADDINGS, TOLERANCES, _dyadic, _rng, check_dropped_taps, check_special_coordinates
 
 CASES = pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"),
                                               (3, "linear")])
@@ -77,27 +77,7 @@ def test_every_channel_count_matches_onnxruntime(rank, mode, padding, align, dty
 @CASES
 def test_special_coordinates(rank, mode, padding, dtype):
     """Ordinary points match onnxruntime; NaN, Inf and huge ones the scalar path."""
-    rng = _rng("special", rank, mode, padding)
-    dims, out_dims = ((7, 9), (5, 11)) if rank == 2 else ((3, 4, 5), (3, 2, 9))
-    x = rng.uniform(-1, 1, (2, 11, *dims))
-    grid = _dyadic(rng, (2, *out_dims, rank), 1.3)
-    flat = grid.reshape(-1, rank)
-    special = rng.random(flat.shape[0]) < 0.3
-    for i in np.nonzero(special)[0]:
-        flat[i, rng.integers(rank)] = SPECIALS[rng.integers(len(SPECIALS))]
-    clean = flat.copy()
-    clean[special] = 0
-    expected = run_ort(x, clean.reshape(grid.shape), mode, padding, False).reshape(2, 11, -1)
-    got = sample(x.astype(dtype), grid.astype(dtype), mode, padding, False, threads=2).reshape(2, 11, -1)
-    was = sampling.use_simd(False)
-    try:
-        scalar = sample(x.astype(dtype), grid.astype(dtype), mode, padding, False, threads=2).reshape(2, 11, -1)
-    finally:
-        sampling.use_simd(was)
-    special = special.reshape(2, -1)
-    for b in range(2):
-        np.testing.assert_allclose(got[b][:, ~special[b]], expected[b][:, ~special[b]], **TOLERANCES[dtype])
-        np.testing.assert_allclose(got[b][:, special[b]], scalar[b][:, special[b]], **TOLERANCES[dtype])
+    check_special_coordinates(rank, mode, padding, dtype, batch=2, channels=11)
 
 
 @DTYPES

@@ -102,26 +102,35 @@ SPECIALS = (np.nan, np.inf, -np.inf, 1e30, -1e30, 3e9, -3e9, 2.0**23, -(2.0**23)
 def test_lanes_with_special_coordinates(rank, mode, padding, dtype):
     """Special coordinates scattered among ordinary ones: ordinary points match onnxruntime, special
     ones the scalar path (the same NaNs, the same values)."""
+    check_special_coordinates(rank, mode, padding, dtype, batch=1, channels=2)
+
+
+def check_special_coordinates(rank: int, mode: str, padding: str, dtype, batch: int, channels: int) -> None:
+    """The vector path (whichever of its kernels the current policy picks) on a grid with 30% special
+    points: ordinary ones match onnxruntime on a grid with those zeroed, special ones the scalar path."""
     rng = _rng("special", rank, mode, padding)
     dims, out_dims = ((7, 9), (5, 11)) if rank == 2 else ((3, 4, 5), (3, 2, 9))
-    x = rng.uniform(-1, 1, (1, 2, *dims))
-    grid = _dyadic(rng, (1, *out_dims, rank), 1.3)
+    x = rng.uniform(-1, 1, (batch, channels, *dims))
+    grid = _dyadic(rng, (batch, *out_dims, rank), 1.3)
     flat = grid.reshape(-1, rank)
     special = rng.random(flat.shape[0]) < 0.3
     for i in np.nonzero(special)[0]:
         flat[i, rng.integers(rank)] = SPECIALS[rng.integers(len(SPECIALS))]
     clean = flat.copy()
     clean[special] = 0
-    expected = run_ort(x, clean.reshape(grid.shape), mode, padding, False).reshape(1, 2, -1)
+    expected = run_ort(x, clean.reshape(grid.shape), mode, padding, False).reshape(batch, channels, -1)
     was = sampling.use_simd(True)
     try:
-        vector = sample(x.astype(dtype), grid.astype(dtype), mode, padding, False, threads=2).reshape(1, 2, -1)
+        vector = sample(x.astype(dtype), grid.astype(dtype), mode, padding, False, threads=2)
         sampling.use_simd(False)
-        scalar = sample(x.astype(dtype), grid.astype(dtype), mode, padding, False, threads=2).reshape(1, 2, -1)
+        scalar = sample(x.astype(dtype), grid.astype(dtype), mode, padding, False, threads=2)
     finally:
         sampling.use_simd(was)
-    np.testing.assert_allclose(vector[..., ~special], expected[..., ~special], **TOLERANCES[dtype])
-    np.testing.assert_allclose(vector[..., special], scalar[..., special], **TOLERANCES[dtype])
+    vector, scalar = vector.reshape(batch, channels, -1), scalar.reshape(batch, channels, -1)
+    special = special.reshape(batch, -1)
+    for b in range(batch):
+        np.testing.assert_allclose(vector[b][:, ~special[b]], expected[b][:, ~special[b]], **TOLERANCES[dtype])
+        np.testing.assert_allclose(vector[b][:, special[b]], scalar[b][:, special[b]], **TOLERANCES[dtype])
 
 
 def _kept_taps(grid: np.ndarray, dims: tuple[int, ...], mode: str, align: bool) -> set[tuple[int, ...]]:
