@@ -48,28 +48,6 @@ cdef inline void next_index(Py_ssize_t rank, const Py_ssize_t* extents, Py_ssize
         index[k] = 0
 
 
-cdef inline void affine_point(const floating* theta, Py_ssize_t rank, const Py_ssize_t* index,
-                              const floating* starts, const floating* steps, floating* g) noexcept nogil:
-    """g = theta @ [base, 1] at the point `index`: theta is (rank, rank + 1) row-major; index, starts,
-    steps and g list x (innermost) first. Summed left to right: theta[k, 0] * x + theta[k, 1] * y ...
-    (2-D and 3-D written out, the same sums in the same order, so that the compiler keeps them in
-    registers)."""
-    cdef floating x = starts[0] + <floating>index[0] * steps[0]
-    cdef floating y, z
-    if rank == 2:
-        y = starts[1] + <floating>index[1] * steps[1]
-        g[0] = theta[0] * x + theta[1] * y + theta[2]
-        g[1] = theta[3] * x + theta[4] * y + theta[5]
-    elif rank == 3:
-        y = starts[1] + <floating>index[1] * steps[1]
-        z = starts[2] + <floating>index[2] * steps[2]
-        g[0] = theta[0] * x + theta[1] * y + theta[2] * z + theta[3]
-        g[1] = theta[4] * x + theta[5] * y + theta[6] * z + theta[7]
-        g[2] = theta[8] * x + theta[9] * y + theta[10] * z + theta[11]
-    else:
-        g[0] = theta[0] * x + theta[1]
-
-
 cdef inline void affine_axes(const Py_ssize_t* out_dims, Py_ssize_t rank, bint align_corners,
                              Py_ssize_t* extents, floating* starts, floating* steps) noexcept nogil:
     """Per-axis extents, starts and steps innermost first, from out_dims listed outermost first
@@ -87,9 +65,10 @@ cdef inline void affine_points(const floating* t, floating* g, Py_ssize_t rank, 
     `rank` values): t is the item's theta (rank, rank + 1); extents below INT_MAX (callers check).
 
     Row by row: along a row only x changes, so theta's y and z terms are computed once per row and
-    the inner loop, on local scalars only, is a few multiply-adds the compiler vectorises. Every
-    coordinate is still exactly `affine_point`'s sum in its order, ((t0 * x + t1 * y) + t2 * z) + t3
-    (the build disables FMA contraction); AffineGrid and the fused kernel both call this function.
+    the inner loop, on local scalars only, is a few multiply-adds the compiler vectorises. Each
+    coordinate is theta @ [x, y, (z,) 1] summed left to right, ((t0 * x + t1 * y) + t2 * z) + t3,
+    with x = start + i * step per axis (the build disables FMA contraction); AffineGrid and the fused
+    kernel both call this function, so they agree bitwise.
     """
     cdef Py_ssize_t index[AFFINE_MAX_RANK]
     cdef Py_ssize_t n, p = start, cols = rank + 1

@@ -73,7 +73,7 @@ from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
     PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps, weighted_sum,
 )
-from affine cimport AFFINE_MAX_RANK, affine_axes, affine_point, affine_points, first_index, next_index
+from affine cimport AFFINE_MAX_RANK, affine_axes, affine_points
 
 cnp.import_array()
 
@@ -105,6 +105,7 @@ cdef extern from "simd_gather.h":
                                              int padding, int align, Py_ssize_t* fallback) noexcept nogil
 
 cdef enum:
+    AFFINE_SPAN = 256  # fused AffineGrid coordinates computed at a time by the scalar path
     SIMD_BLOCK = 1024  # points per call of the vector kernel (its fallback list and affine coordinates)
     SIMD_MAX_TAPS = 16  # taps of the vector path's widest point (2-D cubic)
     # Channel planes one chunk of the vector path reads (all its points, a few channels at a time):
@@ -207,28 +208,26 @@ cdef void sample_block(const floating* x, const floating* coords, floating* y, P
     """Output points [start, stop) of batch item `batch_index` (at most MAX_TAPS // max_taps points).
 
     x: (N, C, *dims), y: (N, C, points), contiguous. coords is the grid (N, points, rank), or, when
-    `affine`, theta (N, rank, rank + 1) of a fused AffineGrid: each point's coordinates are then
-    affine.pxd's `affine_point` on the lattice (extents, starts, steps, innermost first), the very
-    arithmetic of AffineGrid's own kernel, so the result is bitwise AffineGrid then GridSample, without
-    the grid tensor. The block's taps are computed once into stack buffers that stay in L1, then
-    every channel reads them, writing the block's outputs contiguously.
+    `affine`, theta (N, rank, rank + 1) of a fused AffineGrid: the coordinates of AFFINE_SPAN points
+    at a time are then affine.pxd's `affine_points`, the very function AffineGrid's own kernel
+    calls, so the result is bitwise AffineGrid then GridSample, without the grid tensor. The block's
+    taps are computed once into stack buffers that stay in L1, then every channel reads them,
+    writing the block's outputs contiguously.
     """
     cdef Py_ssize_t tap_off[MAX_TAPS]
     cdef floating tap_w[MAX_TAPS]
     cdef Py_ssize_t tap_n[MAX_TAPS]
-    cdef Py_ssize_t index[AFFINE_MAX_RANK]
-    cdef floating g_affine[AFFINE_MAX_RANK]
+    cdef floating g_affine[AFFINE_SPAN * AFFINE_MAX_RANK]
     cdef Py_ssize_t i, n = stop - start
     cdef const floating* g
-    if affine:
-        first_index(start, rank, extents, index)
     for i in range(n):
-        if affine:
-            affine_point(coords + batch_index * rank * (rank + 1), rank, index, starts, steps, g_affine)
-            next_index(rank, extents, index)
-            g = g_affine
-        else:
+        if not affine:
             g = coords + (batch_index * points + start + i) * rank
+        else:
+            if i % AFFINE_SPAN == 0:
+                affine_points(coords + batch_index * rank * (rank + 1), g_affine, rank, extents, starts, steps,
+                              start + i, min(start + i + AFFINE_SPAN, stop))
+            g = g_affine + i % AFFINE_SPAN * rank
         tap_n[i] = point_taps(g, rank, dims, strides, mode, padding, align_corners,
                               tap_off + i * max_taps, tap_w + i * max_taps)
     apply_taps(x, y, channels, plane, points, max_taps, batch_index, start, n, tap_off, tap_w, tap_n)

@@ -206,13 +206,21 @@ def tile_points(per_point: int, points: int, itemsize: int) -> int:
     return max(1, min(points, TILE_BYTES // max(1, per_point * itemsize)))
 
 
+def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, points: int,
+                 itemsize: int) -> tuple[int, int]:
+    """(elements, tile) of convolve's work array: one item's data channels-last, then per tile of
+    output points the column matrix (C * K values a point) and its GEMM block (oC / group a point)."""
+    tile = tile_points(channels * kernel_size + per_group, points, itemsize)
+    return channels * plane + (channels * kernel_size + per_group) * tile, tile
+
+
 def workspace_bytes(x_shape: Sequence[int], w_shape: Sequence[int], out_dims: Sequence[int], itemsize: int) -> int:
-    """Extra memory convolve needs besides its inputs and output: one item's data channels-last, the
-    reordered filters, the column tile and its GEMM block."""
-    channels, groups = x_shape[1], x_shape[1] // w_shape[1]
-    per_point = channels * math.prod(w_shape[2:]) + w_shape[0] // groups
-    tile = tile_points(per_point, math.prod(out_dims), itemsize)
-    return (channels * math.prod(x_shape[2:]) + math.prod(w_shape) + per_point * tile) * itemsize
+    """Extra memory convolve needs besides its inputs and output: its work array and the reordered
+    filters."""
+    per_group = w_shape[0] // (x_shape[1] // w_shape[1])
+    elements, _ = _work_layout(x_shape[1], math.prod(x_shape[2:]), math.prod(w_shape[2:]), per_group,
+                               math.prod(out_dims), itemsize)
+    return (elements + math.prod(w_shape)) * itemsize
 
 
 _scratch = threading.local()
@@ -257,8 +265,8 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     weights = np.asarray(w, dtype).reshape(group, per_group, -1, kernel_size).transpose(0, 1, 3, 2)
     weights = np.ascontiguousarray(weights).reshape(group, per_group, group_rows)  # (k, c) order, as the columns
     bias = None if bias is None or bias.size == 0 else np.ascontiguousarray(bias, dtype)
-    tile = tile_points(channels * kernel_size + per_group, points, dtype.itemsize)
-    work = scratch(channels * plane + (channels * kernel_size + per_group) * tile, dtype)
+    elements, tile = _work_layout(channels, plane, kernel_size, per_group, points, dtype.itemsize)
+    work = scratch(elements, dtype)
     data, work = work[:channels * plane], work[channels * plane:]
     column_buffer, product_buffer = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
     dummy = np.zeros(1, dtype)
