@@ -29,9 +29,9 @@ random grids (uniform [-1.1, 1.1]): bilinear 0.31, nearest 0.49, bicubic 0.54, b
 3-D trilinear 0.51; smooth warps (bench.py's): bilinear 0.92, nearest 0.61, bicubic 0.9,
 batched 1.14, 3-D trilinear 0.94.
 
-Interleaved vector path (every case of the vector path: 2-D nearest/linear/cubic, 3-D nearest/linear,
-from INTERLEAVE_MIN_CHANNELS channels on, 3-D nearest from INTERLEAVE_MIN_CHANNELS_3D_NEAREST;
-`use_interleave`). A gather costs about one element per cycle on Zen3, no cheaper than scalar loads,
+Interleaved vector path (every case of the vector path above and 3-D cubic, which has no gather
+path: 64 taps per point; from INTERLEAVE_MIN_CHANNELS channels on, 3-D nearest from
+INTERLEAVE_MIN_CHANNELS_3D_NEAREST; `use_interleave`). A gather costs about one element per cycle on Zen3, no cheaper than scalar loads,
 so the path above stays near 5 cycles per output, worse with 16 (bicubic) or 8 (trilinear) taps.
 Instead, a work unit (batch item, group of 8 f32 / 4 f64 channels,
 a span of points) copies the group's planes into a per-thread scratch as pixels of one vector each
@@ -83,6 +83,7 @@ cdef extern from *:
 cdef extern from "simd_gather.h":
     int irgrid_simd_available() noexcept nogil
     bint irgrid_simd_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) noexcept nogil
+    bint irgrid_interleave_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) noexcept nogil
     Py_ssize_t irgrid_simd_sample_f32(const float* x, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
                                       Py_ssize_t x_cstride, Py_ssize_t y_cstride, Py_ssize_t rank,
                                       const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding,
@@ -107,7 +108,7 @@ cdef extern from "simd_gather.h":
 cdef enum:
     AFFINE_SPAN = 256  # fused AffineGrid coordinates computed at a time by the scalar path
     SIMD_BLOCK = 1024  # points per call of the vector kernel (its fallback list and affine coordinates)
-    SIMD_MAX_TAPS = 16  # taps of the vector path's widest point (2-D cubic)
+    SIMD_MAX_TAPS = 64  # taps of the vector paths' widest point (3-D cubic, interleaved path only)
     # Channel planes one chunk of the vector path reads (all its points, a few channels at a time):
     # a few MiB, so that random grids' gathers hit L2/L3 and the TLB (8 MiB of 256 KiB planes measured
     # 3x slower), while each point's taps are computed once for that many channels.
@@ -432,12 +433,13 @@ cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_
     """Every block of MAX_TAPS // max_taps points of every batch item, over `num_threads` threads
     (the caller holds the GIL; the loops release it)."""
     cdef Py_ssize_t lanes
-    if simd_on and irgrid_simd_fits(rank, mode, plane):
+    if simd_on and irgrid_interleave_fits(rank, mode, plane):
         lanes = interleave_lanes(rank, mode, plane, channels, sizeof(floating))
         if lanes:
             run_interleave(x, coords, y, batch, channels, rank, dims, strides, plane, points, max_taps, mode,
                            padding, align_corners, affine, extents, starts, steps, num_threads, lanes)
             return
+    if simd_on and irgrid_simd_fits(rank, mode, plane):
         run_simd(x, coords, y, batch, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
                  align_corners, affine, extents, starts, steps, num_threads)
         return

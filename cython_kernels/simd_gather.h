@@ -49,10 +49,16 @@ static int irgrid_simd_available(void) {
     return state;
 }
 
-/* Ranks, modes and sizes the vector path covers: 2-D nearest, linear and cubic, 3-D nearest and
+/* Ranks, modes and sizes the gather path covers: 2-D nearest, linear and cubic, 3-D nearest and
    linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.pxd's codes). */
 static int irgrid_simd_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
     return plane < ((Py_ssize_t)1 << 31) && ((rank == 2 && mode >= 0 && mode <= 2) || (rank == 3 && mode >= 0 && mode <= 1));
+}
+
+/* The interleaved path's: the gather path's and 3-D cubic (64 taps per point, where the gather
+   path's per-group tap registers would not fit in L1). */
+static int irgrid_interleave_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
+    return irgrid_simd_fits(rank, mode, plane) || (plane < ((Py_ssize_t)1 << 31) && rank == 3 && mode == 2);
 }
 
 #ifdef IRGRID_SIMD_X86

@@ -293,12 +293,18 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
     return nf;
 }
 
-/* ---- Channel-interleaved path (2-D nearest, linear and cubic, 3-D nearest and linear): a group of up
+/* ---- Channel-interleaved path (2-D and 3-D nearest, linear and cubic): a group of up
    to LANES channel planes copied into scratch as pixels of LANES channels (one vector each) plus one
    pixel of zeros, which every dropped tap reads instead (so nothing out of range, and no Inf or NaN
    of X, is read for it). A point's tap is then one vector load for all the group's channels instead
    of one gather element per channel; the taps (irgrid_taps), weights and the FMA chain per output
-   are the gather path's, so both paths give the same bits. */
+   are the gather path's, so both paths give the same bits (3-D cubic has only this vector path). */
+
+/* Taps per point of the interleaved path's widest case (3-D cubic), and their rows (outer dims). */
+#ifndef IRGRID_INTERLEAVE_TAPS
+#define IRGRID_INTERLEAVE_TAPS 64
+#define IRGRID_INTERLEAVE_ROWS 16
+#endif
 
 /* Planes x + c * x_cstride (c < channels <= LANES; the other channels are zeros) of `plane` pixels
    into s: pixel p's channel c at s[p * LANES + c], then the zero pixel. */
@@ -319,17 +325,18 @@ static IRGRID_AVX2 void SFX(irgrid_interleave)(const FT* x, Py_ssize_t channels,
 }
 
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) of the interleaved group s in
-   its first `channels` channels (y + c * y_cstride), `per_dim` taps per dim (1, 2 or 4; at most 16
-   taps); fallback as irgrid_simd_sample's. Taps outer, lanes inner: the LANES sums are independent
+   its first `channels` channels (y + c * y_cstride), `per_dim` taps per dim (1, 2 or 4; at most
+   IRGRID_INTERLEAVE_TAPS taps); fallback as irgrid_simd_sample's. Taps outer, lanes inner: the LANES sums are independent
    FMA chains in flight together, each in tap order. */
 IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, int rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
     SFX(irgrid_dim) d[3];
-    VI idx[16], row_off[4];
-    VF w[16], ok[16], row_w[4], row_ok[4], acc[LANES], store_mask;
-    FT wt[16][LANES], lanes[LANES];
-    int pix[16][LANES], t, lane;
+    VI idx[IRGRID_INTERLEAVE_TAPS], row_off[IRGRID_INTERLEAVE_ROWS];
+    VF w[IRGRID_INTERLEAVE_TAPS], ok[IRGRID_INTERLEAVE_TAPS], row_w[IRGRID_INTERLEAVE_ROWS];
+    VF row_ok[IRGRID_INTERLEAVE_ROWS], acc[LANES], store_mask;
+    FT wt[IRGRID_INTERLEAVE_TAPS][LANES], lanes[LANES];
+    int pix[IRGRID_INTERLEAVE_TAPS][LANES], t, lane;
     Py_ssize_t p, m, c, nf = 0;
     const int per_dim = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     const int taps = rank == 3 ? per_dim * per_dim * per_dim : per_dim * per_dim;
@@ -367,7 +374,7 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
     return nf;
 }
 
-/* irgrid_interleaved_run with rank and mode as constants (irgrid_simd_fits' cases). */
+/* irgrid_interleaved_run with rank and mode as constants (irgrid_interleave_fits' cases). */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
@@ -375,7 +382,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const 
                                                       padding, align, fallback)
     if (rank == 2)
         return mode == 0 ? IRGRID_RUN(2, 0) : (mode == 1 ? IRGRID_RUN(2, 1) : IRGRID_RUN(2, 2));
-    return mode == 0 ? IRGRID_RUN(3, 0) : IRGRID_RUN(3, 1);
+    return mode == 0 ? IRGRID_RUN(3, 0) : (mode == 1 ? IRGRID_RUN(3, 1) : IRGRID_RUN(3, 2));
 #undef IRGRID_RUN
 }
 

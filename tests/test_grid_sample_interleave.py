@@ -1,13 +1,14 @@
-"""GridSample's channel-interleaved vector path (2-D nearest, linear and cubic, 3-D nearest and
-linear: groups of 8 f32 / 4 f64 channels copied into a scratch of pixels, a zero pixel for dropped
-taps), forced with `sampling.use_interleave("always")`, against onnxruntime GridSample-20 in f64
-(which runs all five):
+"""GridSample's channel-interleaved vector path (2-D and 3-D nearest, linear and cubic: groups of 8
+f32 / 4 f64 channels copied into a scratch of pixels, a zero pixel for dropped taps), forced with
+`sampling.use_interleave("always")`, against onnxruntime GridSample-20 in f64 (which runs all but 3-D
+cubic) and, for 3-D cubic, onnx.reference's GridSample-22:
 
 - every channel count 1..17 (partial groups), odd point counts, all paddings, align_corners, f32, f64;
 - NaN, Inf and huge coordinates among ordinary ones (the scalar path's values for those);
 - zeros padding next to Inf/NaN in X (the zero pixel stands in for dropped taps);
 - 1 vs 2 threads and blockings (points split into spans) bitwise, and bitwise equal to the gather
-  path (same FMA chain per output), so AffineGrid fused or not gives the same bits whichever is chosen.
+  path (same FMA chain per output), so AffineGrid fused or not gives the same bits whichever is chosen
+  (3-D cubic has no gather path: the scalar path runs where the interleaved one is not chosen).
 Coordinates are multiples of 2**-8, so every implementation samples exactly the same positions.
 """
 from __future__ import annotations
@@ -20,7 +21,8 @@ from irgrid._kernels import sampling
 from irgrid.ops.grid_sample import sample
 from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
 from test_grid_sample_edge_cases import run_ort
-from test_grid_sample_simd import PADDINGS, TOLERANCES, _dyadic, _rng, check_dropped_taps, check_special_coordinates
+from test_grid_sample_oracles import run_onnx_reference
+from test_grid_sample_simd import PADDINGS, TOLERANCES, _dyadic, _rng, check_dropped_taps, check_special_coordinates, oracle_step
 
 CASES = pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"),
                                               (3, "linear")])
@@ -102,6 +104,53 @@ def test_threads_and_spans_bitwise_identical(batch, channels, rank, mode, dtype)
     one = sample(x, grid, mode, "reflection", False, threads=1)
     two, gathered = _paths(x, grid, mode, "reflection", False, threads=2)
     assert one.tobytes() == two.tobytes() == gathered.tobytes()
+
+
+@DTYPES
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dtype):
+    """Channel counts 1..17 (channels are independent: the reference runs once on 17). Border keeps
+    every coordinate within the pixel range, where onnx.reference's clamping changes nothing."""
+    for i in range(3):
+        rng = _rng("cubic3d", padding, align, i)
+        dims, out_dims = _dims(3, i)
+        if padding == "reflection" and align:  # onnx.reference divides 0 by 0 on 1-pixel dims there
+            dims = tuple(max(d, 2) for d in dims)
+        x = rng.uniform(-1, 1, (2, 17, *dims))
+        grid = _dyadic(rng, (2, *out_dims, 3), 1.6, oracle_step(3, "cubic"))
+        if padding == "border":
+            edge = 1.0 if align else 1 - 1 / np.array(dims[::-1], float)  # pixel coordinate 0 and L - 1
+            grid = np.clip(grid, -edge, edge)
+        expected = run_onnx_reference(x, grid, "cubic", padding, align)
+        for channels in range(1, 18):
+            got = sample(x[:, :channels].astype(dtype), grid.astype(dtype), "cubic", padding, align, 2)
+            np.testing.assert_allclose(got, expected[:, :channels], **TOLERANCES[dtype], err_msg=f"C={channels}")
+
+
+@DTYPES
+@pytest.mark.parametrize("padding", ["zeros", "reflection"])
+def test_3d_cubic_special_coordinates(padding, dtype):
+    """As test_special_coordinates (no border: its out-of-range points have no oracle, see above)."""
+    check_special_coordinates(3, "cubic", padding, dtype, batch=2, channels=11)
+
+
+@DTYPES
+@pytest.mark.parametrize("align", [False, True])
+def test_3d_cubic_dropped_taps_read_the_zero_pixel(align, dtype):
+    check_dropped_taps(3, "cubic", align, dtype, (4, 6, 5), channels=9)
+
+
+@DTYPES
+@pytest.mark.parametrize("batch,channels", [(1, 8), (3, 17)])
+def test_3d_cubic_threads_and_spans_bitwise_identical(batch, channels, dtype):
+    rng = _rng("threads-cubic3d", batch, channels)
+    x = rng.uniform(-1, 1, (batch, channels, 9, 10, 11)).astype(dtype)
+    grid = rng.uniform(-1.1, 1.1, (batch, 3001, 1, 1, 3)).astype(dtype)
+    grid.reshape(-1)[::97] = np.nan
+    one = sample(x, grid, "cubic", "reflection", False, threads=1)
+    two = sample(x, grid, "cubic", "reflection", False, threads=2)
+    assert one.tobytes() == two.tobytes()
 
 
 def test_policy_round_trip():
