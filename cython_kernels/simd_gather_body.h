@@ -111,13 +111,12 @@ typedef struct {
 #endif
 } SFX(irgrid_group);
 
-/* A group's taps in outer-product order (outermost dim major): plane offsets, weights (multiplied
-   outermost first as outer_product_taps does) and keep masks; the outer dims' taps form `rows` (a
-   plane offset, weight and mask each), the innermost dim's the taps along a row. Returns the rows. */
-IRGRID_AVX2_INLINE int SFX(irgrid_taps)(const SFX(irgrid_dim)* d, int rank, int n, VI* idx, VF* w, VF* ok,
-                                        VI* row_off, VF* row_w, VF* row_ok) {
-    const SFX(irgrid_dim)* in = d + rank - 1;
-    int e, f, j, r, rows = 0, taps = 0;
+/* The rows of a group's taps in outer-product order (outermost dim major): the outer dims' taps, a
+   plane offset, weight (multiplied outermost first as outer_product_taps does) and keep mask each;
+   returns how many (n ** (rank - 1)). */
+IRGRID_AVX2_INLINE int SFX(irgrid_rows)(const SFX(irgrid_dim)* d, int rank, int n, VI* row_off, VF* row_w,
+                                        VF* row_ok) {
+    int e, f, rows = 0;
     for (e = 0; e < n; e++)
         for (f = 0; f < (rank == 3 ? n : 1); f++) {
             row_off[rows] = rank == 3 ? IADD(d[0].off[e], d[1].off[f]) : d[0].off[e];
@@ -125,13 +124,25 @@ IRGRID_AVX2_INLINE int SFX(irgrid_taps)(const SFX(irgrid_dim)* d, int rank, int 
             row_ok[rows] = rank == 3 ? AND(d[0].ok[e], d[1].ok[f]) : d[0].ok[e];
             rows++;
         }
+    return rows;
+}
+
+/* Tap j of a row along the innermost dim `in`: its plane offset, weight and keep mask. */
+IRGRID_AVX2_INLINE void SFX(irgrid_tap)(VI row_off, VF row_w, VF row_ok, const SFX(irgrid_dim)* in, int j, VI* idx,
+                                        VF* w, VF* ok) {
+    *idx = IADD(row_off, in->off[j]);
+    *w = MUL(row_w, in->w[j]);
+    *ok = AND(row_ok, in->ok[j]);
+}
+
+/* A group's taps in outer-product order: irgrid_rows' rows, each with its n taps along the innermost
+   dim (idx, w, ok: n ** rank of each). Returns the rows. */
+IRGRID_AVX2_INLINE int SFX(irgrid_taps)(const SFX(irgrid_dim)* d, int rank, int n, VI* idx, VF* w, VF* ok,
+                                        VI* row_off, VF* row_w, VF* row_ok) {
+    int j, r, rows = SFX(irgrid_rows)(d, rank, n, row_off, row_w, row_ok), taps = 0;
     for (r = 0; r < rows; r++)
-        for (j = 0; j < n; j++) {
-            idx[taps] = IADD(row_off[r], in->off[j]);
-            w[taps] = MUL(row_w[r], in->w[j]);
-            ok[taps] = AND(row_ok[r], in->ok[j]);
-            taps++;
-        }
+        for (j = 0; j < n; j++, taps++)
+            SFX(irgrid_tap)(row_off[r], row_w[r], row_ok[r], d + rank - 1, j, idx + taps, w + taps, ok + taps);
     return rows;
 }
 
@@ -332,12 +343,12 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, int rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
     SFX(irgrid_dim) d[3];
-    VI idx[IRGRID_INTERLEAVE_TAPS], row_off[IRGRID_INTERLEAVE_ROWS];
-    VF w[IRGRID_INTERLEAVE_TAPS], ok[IRGRID_INTERLEAVE_TAPS], row_w[IRGRID_INTERLEAVE_ROWS];
-    VF row_ok[IRGRID_INTERLEAVE_ROWS], acc[LANES], store_mask;
+    VI row_off[IRGRID_INTERLEAVE_ROWS], idx;
+    VF row_w[IRGRID_INTERLEAVE_ROWS], row_ok[IRGRID_INTERLEAVE_ROWS], w, ok, acc[LANES], store_mask;
     FT wt[IRGRID_INTERLEAVE_TAPS][LANES], lanes[LANES];
-    int pix[IRGRID_INTERLEAVE_TAPS][LANES], t, lane;
+    int pix[IRGRID_INTERLEAVE_TAPS][LANES], t, j, r, rows, lane;  /* pixel byte offsets into s */
     Py_ssize_t p, m, c, nf = 0;
+    const char* bytes = (const char*)s;
     const int per_dim = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     const int taps = rank == 3 ? per_dim * per_dim * per_dim : per_dim * per_dim;
     const VI zero_pixel = ISET1((int)plane);
@@ -346,20 +357,23 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
     for (p = 0; p < n; p += LANES) {
         m = n - p < LANES ? n - p : LANES;
         SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, d, fallback, &nf);
-        SFX(irgrid_taps)(d, rank, per_dim, idx, w, ok, row_off, row_w, row_ok);
-        for (t = 0; t < taps; t++) {
-            ISTOREU(pix[t], KEEP_INDEX(idx[t], ok[t], zero_pixel));
-            if (taps > 1)
-                STOREU(wt[t], w[t]);
-        }
+        rows = SFX(irgrid_rows)(d, rank, per_dim, row_off, row_w, row_ok);
+        for (r = 0, t = 0; r < rows; r++)
+            for (j = 0; j < per_dim; j++, t++) {
+                SFX(irgrid_tap)(row_off[r], row_w[r], row_ok[r], d + rank - 1, j, &idx, &w, &ok);
+                /* a pixel is one vector of 32 bytes; the scratch's 8 MiB bound keeps offsets in int32 */
+                ISTOREU(pix[t], ISHL5(KEEP_INDEX(idx, ok, zero_pixel)));
+                if (taps > 1)
+                    STOREU(wt[t], w);
+            }
         for (lane = 0; lane < LANES; lane++)
-            acc[lane] = LOADU(s + (Py_ssize_t)pix[0][lane] * LANES);
+            acc[lane] = LOADU((const FT*)(bytes + pix[0][lane]));
         if (taps > 1) {
             for (lane = 0; lane < LANES; lane++)
                 acc[lane] = MUL(SET1(wt[0][lane]), acc[lane]);
             for (t = 1; t < taps; t++)
                 for (lane = 0; lane < LANES; lane++)
-                    acc[lane] = FMADD(SET1(wt[t][lane]), LOADU(s + (Py_ssize_t)pix[t][lane] * LANES), acc[lane]);
+                    acc[lane] = FMADD(SET1(wt[t][lane]), LOADU((const FT*)(bytes + pix[t][lane])), acc[lane]);
         }
         TRANSPOSE(acc);
         if (m == LANES) {
@@ -421,3 +435,4 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const 
 #undef TRANSPOSE
 #undef ISTOREU
 #undef KEEP_INDEX
+#undef ISHL5
