@@ -97,18 +97,64 @@ cdef extern from *:
     { IRGRID_APPLY_BODY(float) }
     __attribute__((target("avx2,fma"))) IRGRID_APPLY_SIGNATURE(double, irgrid_apply_taps_f64_avx2)
     { IRGRID_APPLY_BODY(double) }
+    #include <immintrin.h>
+    /* dst[c * ds + r] = src[r * ss + c] (+ bias[c]) over rows [r0, r1) and columns [c0, c1): 8 x 8
+       blocks transposed in registers (unpack, shuffle, 128-bit permute), the edges one by one. */
+    __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
+            const float* src, ptrdiff_t ss, float* dst, ptrdiff_t ds, ptrdiff_t r0, ptrdiff_t r1,
+            ptrdiff_t c0, ptrdiff_t c1, const float* bias) {
+        ptrdiff_t r, c, rr, cc, r8 = r0 + (r1 - r0) / 8 * 8, c8 = c0 + (c1 - c0) / 8 * 8;
+        for (r = r0; r < r8; r += 8) {
+            for (c = c0; c < c8; c += 8) {
+                const float* s = src + r * ss + c;
+                __m256 a0 = _mm256_loadu_ps(s), a1 = _mm256_loadu_ps(s + ss);
+                __m256 a2 = _mm256_loadu_ps(s + 2 * ss), a3 = _mm256_loadu_ps(s + 3 * ss);
+                __m256 a4 = _mm256_loadu_ps(s + 4 * ss), a5 = _mm256_loadu_ps(s + 5 * ss);
+                __m256 a6 = _mm256_loadu_ps(s + 6 * ss), a7 = _mm256_loadu_ps(s + 7 * ss);
+                __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+                __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+                __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
+                __m256 t6 = _mm256_unpacklo_ps(a6, a7), t7 = _mm256_unpackhi_ps(a6, a7);
+                __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+                __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+                __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+                __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+                __m256 o[8];
+                o[0] = _mm256_permute2f128_ps(u0, u4, 0x20); o[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+                o[2] = _mm256_permute2f128_ps(u2, u6, 0x20); o[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+                o[4] = _mm256_permute2f128_ps(u0, u4, 0x31); o[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+                o[6] = _mm256_permute2f128_ps(u2, u6, 0x31); o[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+                for (cc = 0; cc < 8; cc++) {
+                    __m256 v = bias ? _mm256_add_ps(o[cc], _mm256_set1_ps(bias[c + cc])) : o[cc];
+                    _mm256_storeu_ps(dst + (c + cc) * ds + r, v);
+                }
+            }
+        }
+        for (c = c0; c < c1; c++) {  /* the edges: rows past r8 for every column, columns past c8 */
+            for (rr = (c < c8 ? r8 : r0); rr < r1; rr++)
+                dst[c * ds + rr] = bias ? src[rr * ss + c] + bias[c] : src[rr * ss + c];
+        }
+    }
+    typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
+                                            ptrdiff_t, ptrdiff_t, const float*);
+    static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
     static void irgrid_deform_select(int allow_simd) {
         irgrid_apply_taps_f32 = irgrid_apply_taps_f32_base;
         irgrid_apply_taps_f64 = irgrid_apply_taps_f64_base;
+        irgrid_transpose_f32 = 0;
         irgrid_deform_simd = "baseline";
         __builtin_cpu_init();
         if (allow_simd && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
             irgrid_apply_taps_f32 = irgrid_apply_taps_f32_avx2;
             irgrid_apply_taps_f64 = irgrid_apply_taps_f64_avx2;
+            irgrid_transpose_f32 = irgrid_transpose_f32_avx2;
             irgrid_deform_simd = "avx2+fma";
         }
     }
     #else
+    typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
+                                            ptrdiff_t, ptrdiff_t, const float*);
+    static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
     static void irgrid_deform_select(int allow_simd) { (void)allow_simd; }
     #endif
     """
@@ -116,6 +162,9 @@ cdef extern from *:
                                Py_ssize_t length) noexcept nogil
     void irgrid_apply_taps_f64(const double* x, const Py_ssize_t* off, const double* w, Py_ssize_t n,
                                double* dst, Py_ssize_t length) noexcept nogil
+    ctypedef void (*transpose_f32_fn)(const float* src, Py_ssize_t ss, float* dst, Py_ssize_t ds, Py_ssize_t r0,
+                                      Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1, const float* bias) noexcept nogil
+    transpose_f32_fn irgrid_transpose_f32
     void irgrid_deform_select(int allow_simd) noexcept nogil
     const char* irgrid_deform_simd
 
@@ -348,33 +397,42 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
                       tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop))
 
 
-cdef void transpose_rows(const floating* src, Py_ssize_t src_stride, floating* dst, Py_ssize_t dst_stride,
-                         Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t cols, const floating* bias) noexcept nogil:
-    """dst[c, r] = src[r, c] (+ bias[c]) for rows r in [r0, r1) and every c < cols, in 8 x 8 tiles:
-    8 source rows fit an 8-way L1 set even when the row stride is a power of two (16 x 16 tiles took
-    2.3x as long on a 64 x 4096 plane)."""
-    cdef Py_ssize_t rb, re, c0, c1, r, c
+cdef void transpose_block(const floating* src, Py_ssize_t src_stride, floating* dst, Py_ssize_t dst_stride,
+                         Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1, const floating* bias) noexcept nogil:
+    """dst[c, r] = src[r, c] (+ bias[c]) for rows r in [r0, r1) and columns c in [c0, c1): the AVX2
+    kernel for f32 where selected, else 8 x 8 tiles in plain C (8 source rows fit an 8-way L1 set
+    even when the row stride is a power of two)."""
+    cdef Py_ssize_t rb, re, cb, ce, r, c
+    if floating is float:
+        if irgrid_transpose_f32 != NULL:
+            irgrid_transpose_f32(src, src_stride, dst, dst_stride, r0, r1, c0, c1, bias)
+            return
     rb = r0
     while rb < r1:
         re = min(rb + 8, r1)
-        c0 = 0
-        while c0 < cols:
-            c1 = min(c0 + 8, cols)
-            for c in range(c0, c1):
+        cb = c0
+        while cb < c1:
+            ce = min(cb + 8, c1)
+            for c in range(cb, ce):
                 if bias != NULL:
                     for r in range(rb, re):
                         dst[c * dst_stride + r] = src[r * src_stride + c] + bias[c]
                 else:
                     for r in range(rb, re):
                         dst[c * dst_stride + r] = src[r * src_stride + c]
-            c0 = c1
+            cb = ce
         rb = re
+
+
+# Transpose work unit: a block of TRANSPOSE_BLOCK x TRANSPOSE_BLOCK source elements (16 KiB of f32).
+cdef Py_ssize_t TRANSPOSE_BLOCK = 64
 
 
 def transpose(const floating[:, :] src, floating[:, :] dst, bias, int num_threads) -> None:
     """dst (C, R) = src (R, C) transposed, plus bias (C,) per row of dst when given; both with unit
-    inner stride. Parallel over blocks of 64 source rows (disjoint destination columns)."""
-    cdef Py_ssize_t rows = src.shape[0], cols = src.shape[1], blocks, block, r0
+    inner stride. Parallel over 64 x 64 blocks of the source (so a plane of few rows, like the data
+    of a 64-channel layer, still splits)."""
+    cdef Py_ssize_t rows = src.shape[0], cols = src.shape[1], blocks, block, row_blocks, col_blocks, r0, c0
     cdef Py_ssize_t src_stride = src.strides[0] // sizeof(floating), dst_stride = dst.strides[0] // sizeof(floating)
     cdef const floating[::1] b
     cdef const floating* bias_ptr = NULL
@@ -389,14 +447,16 @@ def transpose(const floating[:, :] src, floating[:, :] dst, bias, int num_thread
         if b.shape[0] != cols:
             raise ValueError("bias needs one value per destination row")
         bias_ptr = &b[0]
-    blocks = (rows + 63) // 64
+    row_blocks = (rows + TRANSPOSE_BLOCK - 1) // TRANSPOSE_BLOCK
+    col_blocks = (cols + TRANSPOSE_BLOCK - 1) // TRANSPOSE_BLOCK
+    blocks = row_blocks * col_blocks
     num_threads = max(min(num_threads, blocks), 1)
     if num_threads == 1:
         with nogil:
-            transpose_rows(&src[0, 0], src_stride, &dst[0, 0], dst_stride,
-                           0, rows, cols, bias_ptr)
+            transpose_block(&src[0, 0], src_stride, &dst[0, 0], dst_stride, 0, rows, 0, cols, bias_ptr)
         return
     for block in prange(blocks, nogil=True, schedule="static", num_threads=num_threads):
-        r0 = block * 64
-        transpose_rows(&src[0, 0], src_stride, &dst[0, 0], dst_stride,
-                       r0, min(r0 + 64, rows), cols, bias_ptr)
+        r0 = (block // col_blocks) * TRANSPOSE_BLOCK
+        c0 = (block % col_blocks) * TRANSPOSE_BLOCK
+        transpose_block(&src[0, 0], src_stride, &dst[0, 0], dst_stride, r0, min(r0 + TRANSPOSE_BLOCK, rows),
+                        c0, min(c0 + TRANSPOSE_BLOCK, cols), bias_ptr)

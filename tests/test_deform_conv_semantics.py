@@ -338,10 +338,11 @@ def test_work_buffer_reused_across_shapes_and_types():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (70, 33), (130, 17)])
-def test_transpose_kernel_with_bias(dtype, shape):
-    """deform_columns.transpose (the data channels-last, the GEMM block into the output) against
-    numpy's transpose, into a strided destination, with and without the bias."""
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (70, 33), (130, 17), (9, 150)])
+def test_transpose_kernel_with_bias(dtype, shape, tap_loop):
+    """deform_columns.transpose (the data channels-last, the GEMM block into the output; its AVX2
+    and plain builds) against numpy's transpose, into a strided destination, with and without the
+    bias."""
     from irgrid._kernels.deform_columns import transpose
 
     rng = np.random.default_rng(shape[0])
