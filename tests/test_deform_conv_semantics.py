@@ -132,6 +132,14 @@ def test_zero_offsets_and_unit_mask_are_a_plain_convolution(dims, kernel, tmp_pa
                                rtol=1e-5, atol=1e-5)
 
 
+@pytest.fixture(params=["columns_first", "filters_first"])
+def orientation(request, monkeypatch):
+    """Each test runs with both GEMM orientations (the small cases here would all take columns
+    times filters transposed)."""
+    monkeypatch.setattr(deform_conv, "FILTERS_FIRST", 1 if request.param == "filters_first" else 1 << 30)
+    return request.param
+
+
 def _threads_case():
     rng = np.random.default_rng(11)
     arrays, attrs = random_deform_inputs(rng, 16, 8, 2, 4, (24, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1),
@@ -139,14 +147,14 @@ def _threads_case():
     return arrays, attrs
 
 
-def test_one_and_two_threads_bitwise_identical(tmp_path):
+def test_one_and_two_threads_bitwise_identical(tmp_path, orientation):
     arrays, attrs = _threads_case()
     path = deform_conv_ir(tmp_path / "m.xml", arrays, attrs)
     one, two = run_irgrid(path, arrays, threads=1), run_irgrid(path, arrays, threads=2)
     assert np.array_equal(one, two)
 
 
-def test_tiling_gives_the_same_result(monkeypatch):
+def test_tiling_gives_the_same_result(monkeypatch, orientation):
     """A column budget of a few output points (many tiles) gives the same result (to rounding: the
     GEMM's blocking, hence its summation order, depends on the tile width)."""
     arrays, attrs = _threads_case()
@@ -159,7 +167,7 @@ def test_tiling_gives_the_same_result(monkeypatch):
 
 
 @pytest.mark.parametrize("backend", ["openvino", "numpy"])
-def test_gemm_backends_agree_at_every_thread_count(backend, monkeypatch):
+def test_gemm_backends_agree_at_every_thread_count(backend, monkeypatch, orientation):
     """Each GEMM backend gives the same result at 1 and 2 threads, and both agree to rounding."""
     arrays, attrs = _threads_case()
     geometry = Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
@@ -301,7 +309,7 @@ def tap_loop(request):
 
 
 @pytest.mark.parametrize("config", STRADDLE_CONFIGS + ND_CONFIGS, ids=lambda c: f"C{c[0]}g{c[2]}og{c[3]}r{len(c[4])}")
-def test_tap_loops_match_direct_loops(config, tap_loop):
+def test_tap_loops_match_direct_loops(config, tap_loop, orientation):
     c, oc, group, dg, dims, kernel, strides, dilations, pads, mask, bias = config
     r = len(dims)
     rng = np.random.default_rng(c + 100 * r)

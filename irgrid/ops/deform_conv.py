@@ -60,6 +60,12 @@ from .common import array_infos, compute_dtype, merge_dim, output_buffer, requir
 # 4-tile split was measured 6-10% slower), so the budget is as large as the memory goal allows.
 TILE_BYTES = 64 * 2**20
 
+# From this many output channels per group the GEMM runs filters times columns transposed, giving
+# the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
+# times filters transposed and a transpose. Measured on Zen 4, 2 threads, GEMM plus transpose:
+# oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25% slower.
+FILTERS_FIRST = 256
+
 AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
              "same_lower": "same_lower"}
 
@@ -286,8 +292,13 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
             product = product_buffer[:(stop - start) * per_group].reshape(stop - start, per_group)
             for g in range(group):
                 rows = slice(g * per_group, (g + 1) * per_group)
-                matmul(columns[g], weights[g], product, threads, transpose_b=True)
-                transpose(product, y_points[item, rows, start:stop], None if bias is None else bias[rows], threads)
+                group_bias = None if bias is None else bias[rows]
+                if per_group >= FILTERS_FIRST:  # straight into the output (a copy unless one tile)
+                    matmul(weights[g], columns[g], y_points[item, rows, start:stop], threads, transpose_b=True,
+                           bias=group_bias)
+                else:
+                    matmul(columns[g], weights[g], product, threads, transpose_b=True)
+                    transpose(product, y_points[item, rows, start:stop], group_bias, threads)
     return y if x.dtype == dtype else y.astype(x.dtype)
 
 
