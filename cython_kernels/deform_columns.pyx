@@ -98,6 +98,53 @@ cdef extern from *:
     __attribute__((target("avx2,fma"))) IRGRID_APPLY_SIGNATURE(double, irgrid_apply_taps_f64_avx2)
     { IRGRID_APPLY_BODY(double) }
     #include <immintrin.h>
+    /* The tap loop for 1, 2, 4 or 8 taps (the same arithmetic as IRGRID_APPLY_BODY, no FMA) writing
+       with non-temporal stores: for a column tile larger than the caches, whose write-allocate reads
+       cost as much as the writes. dst must be 32-byte aligned and len a multiple of 8; the caller
+       fences (irgrid_store_fence) before the columns are read. */
+    __attribute__((target("avx2,fma"))) static int irgrid_stream_taps_f32_avx2(
+            const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n, float* dst, ptrdiff_t len) {
+        ptrdiff_t j;
+        if ((n != 1 && n != 2 && n != 4 && n != 8) || (len & 7) || ((size_t)dst & 31)) return 0;
+        if (n == 1) {
+            const __m256 w0 = _mm256_set1_ps(w[0]); const float* a = x + off[0];
+            for (j = 0; j < len; j += 8) _mm256_stream_ps(dst + j, _mm256_mul_ps(w0, _mm256_loadu_ps(a + j)));
+        } else if (n == 2) {
+            const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]);
+            const float* a = x + off[0]; const float* b = x + off[1];
+            for (j = 0; j < len; j += 8)
+                _mm256_stream_ps(dst + j, _mm256_add_ps(_mm256_mul_ps(w0, _mm256_loadu_ps(a + j)),
+                                                        _mm256_mul_ps(w1, _mm256_loadu_ps(b + j))));
+        } else {
+            const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]);
+            const __m256 w2 = _mm256_set1_ps(w[2]), w3 = _mm256_set1_ps(w[3]);
+            const float* a = x + off[0]; const float* b = x + off[1];
+            const float* c = x + off[2]; const float* d = x + off[3];
+            for (j = 0; j < len; j += 8) {
+                __m256 v = _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(w0, _mm256_loadu_ps(a + j)), _mm256_mul_ps(w1, _mm256_loadu_ps(b + j))),
+                    _mm256_add_ps(_mm256_mul_ps(w2, _mm256_loadu_ps(c + j)), _mm256_mul_ps(w3, _mm256_loadu_ps(d + j))));
+                if (n == 8) {
+                    const float* e = x + off[4]; const float* f = x + off[5];
+                    const float* g = x + off[6]; const float* h = x + off[7];
+                    v = _mm256_add_ps(v, _mm256_add_ps(
+                        _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w[4]), _mm256_loadu_ps(e + j)),
+                                      _mm256_mul_ps(_mm256_set1_ps(w[5]), _mm256_loadu_ps(f + j))),
+                        _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w[6]), _mm256_loadu_ps(g + j)),
+                                      _mm256_mul_ps(_mm256_set1_ps(w[7]), _mm256_loadu_ps(h + j)))));
+                }
+                _mm256_stream_ps(dst + j, v);
+            }
+        }
+        return 1;
+    }
+    static int irgrid_stream_taps_f32_none(const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n,
+                                           float* dst, ptrdiff_t len) {
+        (void)x; (void)off; (void)w; (void)n; (void)dst; (void)len; return 0;
+    }
+    static int (*irgrid_stream_taps_f32)(const float*, const ptrdiff_t*, const float*, ptrdiff_t, float*,
+                                         ptrdiff_t) = irgrid_stream_taps_f32_none;
+    static void irgrid_store_fence(void) { _mm_sfence(); }
     /* dst[c * ds + r] = src[r * ss + c] (+ bias[c]) over rows [r0, r1) and columns [c0, c1): 8 x 8
        blocks transposed in registers (unpack, shuffle, 128-bit permute), the edges one by one. */
     __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
@@ -142,12 +189,14 @@ cdef extern from *:
         irgrid_apply_taps_f32 = irgrid_apply_taps_f32_base;
         irgrid_apply_taps_f64 = irgrid_apply_taps_f64_base;
         irgrid_transpose_f32 = 0;
+        irgrid_stream_taps_f32 = irgrid_stream_taps_f32_none;
         irgrid_deform_simd = "baseline";
         __builtin_cpu_init();
         if (allow_simd && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
             irgrid_apply_taps_f32 = irgrid_apply_taps_f32_avx2;
             irgrid_apply_taps_f64 = irgrid_apply_taps_f64_avx2;
             irgrid_transpose_f32 = irgrid_transpose_f32_avx2;
+            irgrid_stream_taps_f32 = irgrid_stream_taps_f32_avx2;
             irgrid_deform_simd = "avx2+fma";
         }
     }
@@ -156,6 +205,11 @@ cdef extern from *:
                                             ptrdiff_t, ptrdiff_t, const float*);
     static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
     static void irgrid_deform_select(int allow_simd) { (void)allow_simd; }
+    static int irgrid_stream_taps_f32(const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n,
+                                      float* dst, ptrdiff_t len) {
+        (void)x; (void)off; (void)w; (void)n; (void)dst; (void)len; return 0;
+    }
+    static void irgrid_store_fence(void) {}
     #endif
     """
     void irgrid_apply_taps_f32(const float* x, const Py_ssize_t* off, const float* w, Py_ssize_t n, float* dst,
@@ -165,6 +219,9 @@ cdef extern from *:
     ctypedef void (*transpose_f32_fn)(const float* src, Py_ssize_t ss, float* dst, Py_ssize_t ds, Py_ssize_t r0,
                                       Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1, const float* bias) noexcept nogil
     transpose_f32_fn irgrid_transpose_f32
+    int irgrid_stream_taps_f32(const float* x, const Py_ssize_t* off, const float* w, Py_ssize_t n, float* dst,
+                               Py_ssize_t length) noexcept nogil
+    void irgrid_store_fence() noexcept nogil
     void irgrid_deform_select(int allow_simd) noexcept nogil
     const char* irgrid_deform_simd
 
@@ -222,8 +279,10 @@ cdef inline PointStatus linear_taps(floating x, Py_ssize_t length, Py_ssize_t st
 
 
 cdef inline void apply_taps(const floating* x, const Py_ssize_t* off, const floating* w, Py_ssize_t n,
-                            floating* dst, Py_ssize_t length) noexcept nogil:
+                            floating* dst, Py_ssize_t length, bint stream) noexcept nogil:
     if floating is float:
+        if stream and irgrid_stream_taps_f32(x, off, w, n, dst, length):
+            return
         irgrid_apply_taps_f32(x, off, w, n, dst, length)
     else:
         irgrid_apply_taps_f64(x, off, w, n, dst, length)
@@ -262,7 +321,7 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                         const Py_ssize_t* dilations, const Py_ssize_t* pads_begin, Py_ssize_t channels,
                         Py_ssize_t points, Py_ssize_t kernel_size, Py_ssize_t groups, Py_ssize_t offset_groups,
                         bint has_offsets, bint has_mask, int boundary, Py_ssize_t tile_start,
-                        Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+                        Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop, bint stream) noexcept nogil:
     """Column rows of output points [start, stop) (absolute indices) for every group.
 
     x: (*in_dims, C); in_strides: element strides of the spatial dims in x (channels included);
@@ -322,7 +381,7 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                     dst = (col + gc * block + (p - tile_start) * row_length + k * group_channels
                            + c - gc * group_channels)
                     if count > 0:
-                        apply_taps(x + c, tap_off, tap_w, count, dst, seg_end - c)
+                        apply_taps(x + c, tap_off, tap_w, count, dst, seg_end - c, stream)
                     else:
                         for j in range(seg_end - c):
                             dst[j] = NAN if status == POINT_NAN else 0
@@ -333,6 +392,8 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                     if kidx[d] < kernel[d]:
                         break
                     kidx[d] = 0
+    if stream:
+        irgrid_store_fence()
 
 
 def deformable_columns(const floating[::1] x, const floating[::1] offsets, const floating[::1] mask,
@@ -341,7 +402,7 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
                        const Py_ssize_t[::1] strides, const Py_ssize_t[::1] dilations,
                        const Py_ssize_t[::1] pads_begin, Py_ssize_t groups, Py_ssize_t offset_groups,
                        bint has_offsets, bint has_mask, bint edge_rule, Py_ssize_t tile_start,
-                       Py_ssize_t tile_stop, int num_threads) -> None:
+                       Py_ssize_t tile_stop, int num_threads, bint stream_columns=False) -> None:
     """Fill col (groups, tile_stop - tile_start, K * C / groups) for output points [tile_start,
     tile_stop) of one item.
 
@@ -387,14 +448,14 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
                 sample_points(&x[0], &offsets[0], &mask[0], &col[0], rank, &in_dims[0], in_strides,
                               &out_dims[0], &kernel[0], &strides[0], &dilations[0], &pads_begin[0], channels,
                               points, kernel_size, groups, offset_groups, has_offsets, has_mask, boundary,
-                              tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop))
+                              tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop), stream_columns)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
         start = tile_start + chunk * CHUNK_POINTS
         sample_points(&x[0], &offsets[0], &mask[0], &col[0], rank, &in_dims[0], in_strides,
                       &out_dims[0], &kernel[0], &strides[0], &dilations[0], &pads_begin[0], channels,
                       points, kernel_size, groups, offset_groups, has_offsets, has_mask, boundary,
-                      tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop))
+                      tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop), stream_columns)
 
 
 cdef void transpose_block(const floating* src, Py_ssize_t src_stride, floating* dst, Py_ssize_t dst_stride,

@@ -60,6 +60,11 @@ from .common import array_infos, compute_dtype, merge_dim, output_buffer, requir
 # 4-tile split was measured 6-10% slower), so the budget is as large as the memory goal allows.
 TILE_BYTES = 64 * 2**20
 
+# A column tile larger than this is written with non-temporal stores (it would not stay in the
+# 32 MiB L3 beside the data and filters anyway): on Zen 4 the neck case's 31 MiB tile took 1.55 ms
+# instead of 2.2 (im2col + GEMM 20.4 ms against 21.3); dcn_64's 9 MiB one gained nothing.
+STREAM_BYTES = 16 * 2**20
+
 # From this many output channels per group the GEMM runs filters times columns transposed, giving
 # the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
 # times filters transposed and a transpose. Measured on Zen 4, 2 threads, GEMM plus transpose:
@@ -214,8 +219,9 @@ def tile_points(per_point: int, points: int, itemsize: int) -> int:
 
 def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, points: int,
                  itemsize: int) -> tuple[int, int]:
-    """(elements, tile) of convolve's work array: one item's data channels-last, then per tile of
-    output points the column matrix (C * K values a point) and its GEMM block (oC / group a point)."""
+    """(elements, tile) of convolve's work array: per tile of output points the column matrix (C * K
+    values a point, first, so it starts aligned) and its GEMM block (oC / group a point), then one
+    item's data channels-last."""
     tile = tile_points(channels * kernel_size + per_group, points, itemsize)
     return channels * plane + (channels * kernel_size + per_group) * tile, tile
 
@@ -226,23 +232,25 @@ def workspace_bytes(x_shape: Sequence[int], w_shape: Sequence[int], out_dims: Se
     per_group = w_shape[0] // (x_shape[1] // w_shape[1])
     elements, _ = _work_layout(x_shape[1], math.prod(x_shape[2:]), math.prod(w_shape[2:]), per_group,
                                math.prod(out_dims), itemsize)
-    return (elements + math.prod(w_shape)) * itemsize
+    return (elements + math.prod(w_shape)) * itemsize + 64  # + scratch's alignment
 
 
 _scratch = threading.local()
 
 
 def scratch(size: int, dtype: np.dtype) -> np.ndarray:
-    """A 1-D work array of `size` elements, reused across calls from one Python thread while it fits
-    TILE_BYTES (a fresh array each call costs a page fault per 4 KiB: measured 1.5-2 ms for
-    30 MiB); larger requests get a fresh array. The kept buffer lives as long as its thread."""
+    """A 1-D work array of `size` elements starting on a 64-byte boundary (the streaming column
+    stores need 32), reused across calls from one Python thread while it fits TILE_BYTES (a fresh
+    array each call costs a page fault per 4 KiB: measured 1.5-2 ms for 30 MiB); larger requests get
+    a fresh array. The kept buffer lives as long as its thread."""
     nbytes = size * np.dtype(dtype).itemsize
-    if nbytes > TILE_BYTES:
-        return allocate((size,), dtype)
     buffer = getattr(_scratch, "buffer", None)
-    if buffer is None or buffer.nbytes < nbytes:
-        buffer = _scratch.buffer = allocate((nbytes,), np.uint8)
-    return buffer[:nbytes].view(dtype)
+    if nbytes > TILE_BYTES or buffer is None or buffer.nbytes < nbytes + 64:
+        buffer = allocate((nbytes + 64,), np.uint8)
+        if nbytes <= TILE_BYTES:
+            _scratch.buffer = buffer
+    start = -buffer.ctypes.data % 64
+    return buffer[start:start + nbytes].view(dtype)
 
 
 def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.ndarray | None = None,
@@ -273,8 +281,9 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     bias = None if bias is None or bias.size == 0 else np.ascontiguousarray(bias, dtype)
     elements, tile = _work_layout(channels, plane, kernel_size, per_group, points, dtype.itemsize)
     work = scratch(elements, dtype)
-    data, work = work[:channels * plane], work[channels * plane:]
-    column_buffer, product_buffer = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
+    column_buffer, work = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
+    product_buffer, data = work[:per_group * tile], work[per_group * tile:]
+    stream = column_buffer.nbytes > STREAM_BYTES
     dummy = np.zeros(1, dtype)
     spatial = [np.array(values, dtype=np.intp) for values in
                (in_dims, out_dims, geometry.kernel, geometry.strides, geometry.dilations, geometry.pads_begin)]
@@ -287,7 +296,7 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
             stop = min(start + tile, points)
             columns = column_buffer[:channels * kernel_size * (stop - start)]
             deformable_columns(data, offsets_flat, mask_flat, columns, channels, *spatial, group, offset_groups,
-                               offsets is not None, mask is not None, boundary == "edge", start, stop, threads)
+                               offsets is not None, mask is not None, boundary == "edge", start, stop, threads, stream)
             columns = columns.reshape(group, stop - start, group_rows)
             product = product_buffer[:(stop - start) * per_group].reshape(stop - start, per_group)
             for g in range(group):
