@@ -19,6 +19,9 @@ AVX2) development VM while other jobs shared it:
   ~78 GFLOP/s f32 FMA peak of a 2.45 GHz Zen 3 core (two cores: ~157). Compiling the filters in as
   a Constant was 5-13% faster, but costs 60-130 ms per new filter set and rounds differently from
   the parametric MatMul (results would depend on call history), so it is not done.
+- On the Zen 4 (AVX-512) machine that replaced it, 2 threads, the shapes deform_conv runs: OpenVINO
+  179-208 GFLOP/s on (4096, 576) . (576, 64) and 197-212 on the neck's (3400, 2304) . (2304, 256)
+  against numpy's 157-166 and 187-190 (OpenBLAS 0.3.31); OpenVINO stays the default.
 OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads (tests/test_deform_conv_semantics.py),
 so results do not depend on irgrid's thread count with either backend.
 """

@@ -28,14 +28,20 @@ Shared semantics (docs/semantics.md, "DeformConv"):
   masks multiply the samples that are inside. OpenVINO's own result on NaN offsets is undefined (it
   crashes with bilinear_interpolation_pad=false); onnx.reference fails when H or W is 1.
 
-Computation (`convolve`): per item the data is transposed channels-last, so a sampling tap reads a
-contiguous run of channels; a Cython deformable im2col (cython_kernels/deform_columns.pyx) writes
-the column matrix point-major per group, (tile, K * C / group), tile by tile (at most TILE_BYTES with
-its GEMM block); one GEMM per group (irgrid/gemm.py), columns times the reordered filters
-transposed, gives a (tile, oC / group) block that a blocked transpose writes into the output with
-the bias added. In that orientation OpenVINO's MatMul ran at 60-78 GFLOP/s per core on the
-benchmark shapes against 25-55 for filters times columns (the old layout; 1 thread, CPU time, on
-a Zen 3 core whose f32 FMA peak is about 78). f32 and f64 run natively; f16 and bf16 in f32.
+Computation (`convolve`): per item the data is transposed channels-last (AVX2 8 x 8 register
+blocks), so a sampling tap reads a contiguous run of channels; a Cython deformable im2col
+(cython_kernels/deform_columns.pyx) writes the column matrix point-major per group, (tile, K * C /
+group), tile by tile (at most TILE_BYTES with its GEMM block; one tile is fastest), with
+non-temporal stores when the tile outgrows the caches (STREAM_BYTES); one GEMM per group
+(irgrid/gemm.py). Below FILTERS_FIRST output channels per group it is columns times the reordered
+filters transposed, a (tile, oC / group) block that a blocked transpose writes into the output with
+the bias added; from there filters times columns transposed writes the output layout directly, the
+bias added inside the MatMul. Measured on Zen 4 (2 threads, min of interleaved runs, ms): dcn_64
+(C = oC = 64, 64 x 64, mask) transpose in 0.08, im2col 0.65-0.8, GEMM 1.45-1.7 (180-208 GFLOP/s),
+transpose out 0.09; the neck (C = oC = 256, 50 x 68) transpose in 0.3, im2col 1.55, GEMM 19.2-19.5
+(~206 GFLOP/s, as the benchmark's SGEMM line), no transpose. The neck's GEMM is 4.01
+GFLOP, so at that rate it alone takes ~19.5 ms: the op cannot go much below 21 ms this way.
+f32 and f64 run natively; f16 and bf16 in f32.
 """
 from __future__ import annotations
 
@@ -56,8 +62,9 @@ from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from .common import array_infos, compute_dtype, merge_dim, output_buffer, require_float
 
 # Work-buffer budget per tile: the im2col tile and its GEMM block hold at most this many bytes (one
-# output point's, C * K + oC / group values, is the floor). One tile is fastest (the neck case: a
-# 4-tile split was measured 6-10% slower), so the budget is as large as the memory goal allows.
+# output point's, C * K + oC / group values, is the floor). One tile is fastest (the neck case on
+# Zen 4: 16 MiB tiles 7% slower, 4 MiB 13%; dcn_64 with 4 MiB 11%), so the budget is as large as
+# the memory goal allows.
 TILE_BYTES = 64 * 2**20
 
 # A column tile larger than this is written with non-temporal stores (it would not stay in the
