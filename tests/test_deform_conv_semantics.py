@@ -179,6 +179,7 @@ def test_streaming_column_stores_change_nothing(dims, kernel, group, monkeypatch
                   threads=2)
     plain = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
     monkeypatch.setattr(deform_conv, "STREAM_BYTES", 0)
+    monkeypatch.setattr(deform_conv, "STREAM_MIN_CHANNELS", 1)
     assert np.array_equal(convolve(arrays["X"], arrays["W"], geometry, **kwargs), plain)
     want = reference(arrays["X"], arrays["W"], arrays["offset"], arrays["mask"], arrays["B"], pads=[1] * (2 * r),
                      group=group, offset_group=2)

@@ -32,7 +32,8 @@ Computation (`convolve`): per item the data is transposed channels-last (AVX2 8 
 blocks), so a sampling tap reads a contiguous run of channels; a Cython deformable im2col
 (cython_kernels/deform_columns.pyx) writes the column matrix point-major per group, (tile, K * C /
 group), tile by tile (at most TILE_BYTES with its GEMM block; one tile is fastest), with
-non-temporal stores when the tile outgrows the caches (STREAM_BYTES); one GEMM per group
+non-temporal stores when the tile outgrows the caches and the GEMM is compute-bound
+(STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group
 (irgrid/gemm.py). Below FILTERS_FIRST output channels per group it is columns times the reordered
 filters transposed, a (tile, oC / group) block that a blocked transpose writes into the output with
 the bias added; from there filters times columns transposed writes the output layout directly, the
@@ -71,6 +72,9 @@ TILE_BYTES = 64 * 2**20
 # 32 MiB L3 beside the data and filters anyway): on Zen 4 the neck case's 31 MiB tile took 1.55 ms
 # instead of 2.2 (im2col + GEMM 20.4 ms against 21.3); dcn_64's 9 MiB one gained nothing.
 STREAM_BYTES = 16 * 2**20
+# ... when the GEMM does enough work per column value (2 * oC / group flops) to hide reading the
+# tile back from memory: the 3-D case (16 channels, a 28 MiB tile) was 7% slower streamed.
+STREAM_MIN_CHANNELS = 64
 
 # From this many output channels per group the GEMM runs filters times columns transposed, giving
 # the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
@@ -290,7 +294,7 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     work = scratch(elements, dtype)
     column_buffer, work = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
     product_buffer, data = work[:per_group * tile], work[per_group * tile:]
-    stream = column_buffer.nbytes > STREAM_BYTES
+    stream = column_buffer.nbytes > STREAM_BYTES and per_group >= STREAM_MIN_CHANNELS
     dummy = np.zeros(1, dtype)
     spatial = [np.array(values, dtype=np.intp) for values in
                (in_dims, out_dims, geometry.kernel, geometry.strides, geometry.dilations, geometry.pads_begin)]
