@@ -97,25 +97,131 @@ cdef extern from *:
     { IRGRID_APPLY_BODY(float) }
     __attribute__((target("avx2,fma"))) IRGRID_APPLY_SIGNATURE(double, irgrid_apply_taps_f64_avx2)
     { IRGRID_APPLY_BODY(double) }
+    #include <immintrin.h>
+    /* The tap loop for 1, 2, 4 or 8 taps (the same arithmetic as IRGRID_APPLY_BODY, no FMA) writing
+       with non-temporal stores: for a column tile larger than the caches, whose write-allocate reads
+       cost as much as the writes. dst must be 32-byte aligned and len a multiple of 8; the caller
+       fences (irgrid_store_fence) before the columns are read. */
+    __attribute__((target("avx2,fma"))) static int irgrid_stream_taps_f32_avx2(
+            const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n, float* dst, ptrdiff_t len) {
+        ptrdiff_t j;
+        if ((n != 1 && n != 2 && n != 4 && n != 8) || (len & 7) || ((size_t)dst & 31)) return 0;
+        if (n == 1) {
+            const __m256 w0 = _mm256_set1_ps(w[0]); const float* a = x + off[0];
+            for (j = 0; j < len; j += 8) _mm256_stream_ps(dst + j, _mm256_mul_ps(w0, _mm256_loadu_ps(a + j)));
+        } else if (n == 2) {
+            const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]);
+            const float* a = x + off[0]; const float* b = x + off[1];
+            for (j = 0; j < len; j += 8)
+                _mm256_stream_ps(dst + j, _mm256_add_ps(_mm256_mul_ps(w0, _mm256_loadu_ps(a + j)),
+                                                        _mm256_mul_ps(w1, _mm256_loadu_ps(b + j))));
+        } else {
+            const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]);
+            const __m256 w2 = _mm256_set1_ps(w[2]), w3 = _mm256_set1_ps(w[3]);
+            const float* a = x + off[0]; const float* b = x + off[1];
+            const float* c = x + off[2]; const float* d = x + off[3];
+            for (j = 0; j < len; j += 8) {
+                __m256 v = _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(w0, _mm256_loadu_ps(a + j)), _mm256_mul_ps(w1, _mm256_loadu_ps(b + j))),
+                    _mm256_add_ps(_mm256_mul_ps(w2, _mm256_loadu_ps(c + j)), _mm256_mul_ps(w3, _mm256_loadu_ps(d + j))));
+                if (n == 8) {
+                    const float* e = x + off[4]; const float* f = x + off[5];
+                    const float* g = x + off[6]; const float* h = x + off[7];
+                    v = _mm256_add_ps(v, _mm256_add_ps(
+                        _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w[4]), _mm256_loadu_ps(e + j)),
+                                      _mm256_mul_ps(_mm256_set1_ps(w[5]), _mm256_loadu_ps(f + j))),
+                        _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w[6]), _mm256_loadu_ps(g + j)),
+                                      _mm256_mul_ps(_mm256_set1_ps(w[7]), _mm256_loadu_ps(h + j)))));
+                }
+                _mm256_stream_ps(dst + j, v);
+            }
+        }
+        return 1;
+    }
+    static int irgrid_stream_taps_f32_none(const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n,
+                                           float* dst, ptrdiff_t len) {
+        (void)x; (void)off; (void)w; (void)n; (void)dst; (void)len; return 0;
+    }
+    static int (*irgrid_stream_taps_f32)(const float*, const ptrdiff_t*, const float*, ptrdiff_t, float*,
+                                         ptrdiff_t) = irgrid_stream_taps_f32_none;
+    static void irgrid_store_fence(void) { _mm_sfence(); }
+    /* dst[c * ds + r] = src[r * ss + c] (+ bias[c]) over rows [r0, r1) and columns [c0, c1): 8 x 8
+       blocks transposed in registers (unpack, shuffle, 128-bit permute), the edges one by one. */
+    __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
+            const float* src, ptrdiff_t ss, float* dst, ptrdiff_t ds, ptrdiff_t r0, ptrdiff_t r1,
+            ptrdiff_t c0, ptrdiff_t c1, const float* bias) {
+        ptrdiff_t r, c, rr, cc, r8 = r0 + (r1 - r0) / 8 * 8, c8 = c0 + (c1 - c0) / 8 * 8;
+        for (r = r0; r < r8; r += 8) {
+            for (c = c0; c < c8; c += 8) {
+                const float* s = src + r * ss + c;
+                __m256 a0 = _mm256_loadu_ps(s), a1 = _mm256_loadu_ps(s + ss);
+                __m256 a2 = _mm256_loadu_ps(s + 2 * ss), a3 = _mm256_loadu_ps(s + 3 * ss);
+                __m256 a4 = _mm256_loadu_ps(s + 4 * ss), a5 = _mm256_loadu_ps(s + 5 * ss);
+                __m256 a6 = _mm256_loadu_ps(s + 6 * ss), a7 = _mm256_loadu_ps(s + 7 * ss);
+                __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+                __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+                __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
+                __m256 t6 = _mm256_unpacklo_ps(a6, a7), t7 = _mm256_unpackhi_ps(a6, a7);
+                __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+                __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+                __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+                __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+                __m256 o[8];
+                o[0] = _mm256_permute2f128_ps(u0, u4, 0x20); o[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+                o[2] = _mm256_permute2f128_ps(u2, u6, 0x20); o[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+                o[4] = _mm256_permute2f128_ps(u0, u4, 0x31); o[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+                o[6] = _mm256_permute2f128_ps(u2, u6, 0x31); o[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+                for (cc = 0; cc < 8; cc++) {
+                    __m256 v = bias ? _mm256_add_ps(o[cc], _mm256_set1_ps(bias[c + cc])) : o[cc];
+                    _mm256_storeu_ps(dst + (c + cc) * ds + r, v);
+                }
+            }
+        }
+        for (c = c0; c < c1; c++) {  /* the edges: rows past r8 for every column, columns past c8 */
+            for (rr = (c < c8 ? r8 : r0); rr < r1; rr++)
+                dst[c * ds + rr] = bias ? src[rr * ss + c] + bias[c] : src[rr * ss + c];
+        }
+    }
+    typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
+                                            ptrdiff_t, ptrdiff_t, const float*);
+    static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
     static void irgrid_deform_select(int allow_simd) {
         irgrid_apply_taps_f32 = irgrid_apply_taps_f32_base;
         irgrid_apply_taps_f64 = irgrid_apply_taps_f64_base;
+        irgrid_transpose_f32 = 0;
+        irgrid_stream_taps_f32 = irgrid_stream_taps_f32_none;
         irgrid_deform_simd = "baseline";
         __builtin_cpu_init();
         if (allow_simd && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
             irgrid_apply_taps_f32 = irgrid_apply_taps_f32_avx2;
             irgrid_apply_taps_f64 = irgrid_apply_taps_f64_avx2;
+            irgrid_transpose_f32 = irgrid_transpose_f32_avx2;
+            irgrid_stream_taps_f32 = irgrid_stream_taps_f32_avx2;
             irgrid_deform_simd = "avx2+fma";
         }
     }
     #else
+    typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
+                                            ptrdiff_t, ptrdiff_t, const float*);
+    static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
     static void irgrid_deform_select(int allow_simd) { (void)allow_simd; }
+    static int irgrid_stream_taps_f32(const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n,
+                                      float* dst, ptrdiff_t len) {
+        (void)x; (void)off; (void)w; (void)n; (void)dst; (void)len; return 0;
+    }
+    static void irgrid_store_fence(void) {}
     #endif
     """
     void irgrid_apply_taps_f32(const float* x, const Py_ssize_t* off, const float* w, Py_ssize_t n, float* dst,
                                Py_ssize_t length) noexcept nogil
     void irgrid_apply_taps_f64(const double* x, const Py_ssize_t* off, const double* w, Py_ssize_t n,
                                double* dst, Py_ssize_t length) noexcept nogil
+    ctypedef void (*transpose_f32_fn)(const float* src, Py_ssize_t ss, float* dst, Py_ssize_t ds, Py_ssize_t r0,
+                                      Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1, const float* bias) noexcept nogil
+    transpose_f32_fn irgrid_transpose_f32
+    int irgrid_stream_taps_f32(const float* x, const Py_ssize_t* off, const float* w, Py_ssize_t n, float* dst,
+                               Py_ssize_t length) noexcept nogil
+    void irgrid_store_fence() noexcept nogil
     void irgrid_deform_select(int allow_simd) noexcept nogil
     const char* irgrid_deform_simd
 
@@ -173,8 +279,10 @@ cdef inline PointStatus linear_taps(floating x, Py_ssize_t length, Py_ssize_t st
 
 
 cdef inline void apply_taps(const floating* x, const Py_ssize_t* off, const floating* w, Py_ssize_t n,
-                            floating* dst, Py_ssize_t length) noexcept nogil:
+                            floating* dst, Py_ssize_t length, bint stream) noexcept nogil:
     if floating is float:
+        if stream and irgrid_stream_taps_f32(x, off, w, n, dst, length):
+            return
         irgrid_apply_taps_f32(x, off, w, n, dst, length)
     else:
         irgrid_apply_taps_f64(x, off, w, n, dst, length)
@@ -213,7 +321,7 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                         const Py_ssize_t* dilations, const Py_ssize_t* pads_begin, Py_ssize_t channels,
                         Py_ssize_t points, Py_ssize_t kernel_size, Py_ssize_t groups, Py_ssize_t offset_groups,
                         bint has_offsets, bint has_mask, int boundary, Py_ssize_t tile_start,
-                        Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+                        Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop, bint stream) noexcept nogil:
     """Column rows of output points [start, stop) (absolute indices) for every group.
 
     x: (*in_dims, C); in_strides: element strides of the spatial dims in x (channels included);
@@ -273,7 +381,7 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                     dst = (col + gc * block + (p - tile_start) * row_length + k * group_channels
                            + c - gc * group_channels)
                     if count > 0:
-                        apply_taps(x + c, tap_off, tap_w, count, dst, seg_end - c)
+                        apply_taps(x + c, tap_off, tap_w, count, dst, seg_end - c, stream)
                     else:
                         for j in range(seg_end - c):
                             dst[j] = NAN if status == POINT_NAN else 0
@@ -284,6 +392,8 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                     if kidx[d] < kernel[d]:
                         break
                     kidx[d] = 0
+    if stream:
+        irgrid_store_fence()
 
 
 def deformable_columns(const floating[::1] x, const floating[::1] offsets, const floating[::1] mask,
@@ -292,7 +402,7 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
                        const Py_ssize_t[::1] strides, const Py_ssize_t[::1] dilations,
                        const Py_ssize_t[::1] pads_begin, Py_ssize_t groups, Py_ssize_t offset_groups,
                        bint has_offsets, bint has_mask, bint edge_rule, Py_ssize_t tile_start,
-                       Py_ssize_t tile_stop, int num_threads) -> None:
+                       Py_ssize_t tile_stop, int num_threads, bint stream_columns=False) -> None:
     """Fill col (groups, tile_stop - tile_start, K * C / groups) for output points [tile_start,
     tile_stop) of one item.
 
@@ -338,43 +448,52 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
                 sample_points(&x[0], &offsets[0], &mask[0], &col[0], rank, &in_dims[0], in_strides,
                               &out_dims[0], &kernel[0], &strides[0], &dilations[0], &pads_begin[0], channels,
                               points, kernel_size, groups, offset_groups, has_offsets, has_mask, boundary,
-                              tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop))
+                              tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop), stream_columns)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
         start = tile_start + chunk * CHUNK_POINTS
         sample_points(&x[0], &offsets[0], &mask[0], &col[0], rank, &in_dims[0], in_strides,
                       &out_dims[0], &kernel[0], &strides[0], &dilations[0], &pads_begin[0], channels,
                       points, kernel_size, groups, offset_groups, has_offsets, has_mask, boundary,
-                      tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop))
+                      tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop), stream_columns)
 
 
-cdef void transpose_rows(const floating* src, Py_ssize_t src_stride, floating* dst, Py_ssize_t dst_stride,
-                         Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t cols, const floating* bias) noexcept nogil:
-    """dst[c, r] = src[r, c] (+ bias[c]) for rows r in [r0, r1) and every c < cols, in 8 x 8 tiles:
-    8 source rows fit an 8-way L1 set even when the row stride is a power of two (16 x 16 tiles took
-    2.3x as long on a 64 x 4096 plane)."""
-    cdef Py_ssize_t rb, re, c0, c1, r, c
+cdef void transpose_block(const floating* src, Py_ssize_t src_stride, floating* dst, Py_ssize_t dst_stride,
+                         Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1, const floating* bias) noexcept nogil:
+    """dst[c, r] = src[r, c] (+ bias[c]) for rows r in [r0, r1) and columns c in [c0, c1): the AVX2
+    kernel for f32 where selected, else 8 x 8 tiles in plain C (8 source rows fit an 8-way L1 set
+    even when the row stride is a power of two)."""
+    cdef Py_ssize_t rb, re, cb, ce, r, c
+    if floating is float:
+        if irgrid_transpose_f32 != NULL:
+            irgrid_transpose_f32(src, src_stride, dst, dst_stride, r0, r1, c0, c1, bias)
+            return
     rb = r0
     while rb < r1:
         re = min(rb + 8, r1)
-        c0 = 0
-        while c0 < cols:
-            c1 = min(c0 + 8, cols)
-            for c in range(c0, c1):
+        cb = c0
+        while cb < c1:
+            ce = min(cb + 8, c1)
+            for c in range(cb, ce):
                 if bias != NULL:
                     for r in range(rb, re):
                         dst[c * dst_stride + r] = src[r * src_stride + c] + bias[c]
                 else:
                     for r in range(rb, re):
                         dst[c * dst_stride + r] = src[r * src_stride + c]
-            c0 = c1
+            cb = ce
         rb = re
+
+
+# Transpose work unit: a block of TRANSPOSE_BLOCK x TRANSPOSE_BLOCK source elements (16 KiB of f32).
+cdef Py_ssize_t TRANSPOSE_BLOCK = 64
 
 
 def transpose(const floating[:, :] src, floating[:, :] dst, bias, int num_threads) -> None:
     """dst (C, R) = src (R, C) transposed, plus bias (C,) per row of dst when given; both with unit
-    inner stride. Parallel over blocks of 64 source rows (disjoint destination columns)."""
-    cdef Py_ssize_t rows = src.shape[0], cols = src.shape[1], blocks, block, r0
+    inner stride. Parallel over 64 x 64 blocks of the source (so a plane of few rows, like the data
+    of a 64-channel layer, still splits)."""
+    cdef Py_ssize_t rows = src.shape[0], cols = src.shape[1], blocks, block, row_blocks, col_blocks, r0, c0
     cdef Py_ssize_t src_stride = src.strides[0] // sizeof(floating), dst_stride = dst.strides[0] // sizeof(floating)
     cdef const floating[::1] b
     cdef const floating* bias_ptr = NULL
@@ -389,14 +508,16 @@ def transpose(const floating[:, :] src, floating[:, :] dst, bias, int num_thread
         if b.shape[0] != cols:
             raise ValueError("bias needs one value per destination row")
         bias_ptr = &b[0]
-    blocks = (rows + 63) // 64
+    row_blocks = (rows + TRANSPOSE_BLOCK - 1) // TRANSPOSE_BLOCK
+    col_blocks = (cols + TRANSPOSE_BLOCK - 1) // TRANSPOSE_BLOCK
+    blocks = row_blocks * col_blocks
     num_threads = max(min(num_threads, blocks), 1)
     if num_threads == 1:
         with nogil:
-            transpose_rows(&src[0, 0], src_stride, &dst[0, 0], dst_stride,
-                           0, rows, cols, bias_ptr)
+            transpose_block(&src[0, 0], src_stride, &dst[0, 0], dst_stride, 0, rows, 0, cols, bias_ptr)
         return
     for block in prange(blocks, nogil=True, schedule="static", num_threads=num_threads):
-        r0 = block * 64
-        transpose_rows(&src[0, 0], src_stride, &dst[0, 0], dst_stride,
-                       r0, min(r0 + 64, rows), cols, bias_ptr)
+        r0 = (block // col_blocks) * TRANSPOSE_BLOCK
+        c0 = (block % col_blocks) * TRANSPOSE_BLOCK
+        transpose_block(&src[0, 0], src_stride, &dst[0, 0], dst_stride, r0, min(r0 + TRANSPOSE_BLOCK, rows),
+                        c0, min(c0 + TRANSPOSE_BLOCK, cols), bias_ptr)

@@ -19,6 +19,9 @@ AVX2) development VM while other jobs shared it:
   ~78 GFLOP/s f32 FMA peak of a 2.45 GHz Zen 3 core (two cores: ~157). Compiling the filters in as
   a Constant was 5-13% faster, but costs 60-130 ms per new filter set and rounds differently from
   the parametric MatMul (results would depend on call history), so it is not done.
+- On the Zen 4 (AVX-512) machine that replaced it, 2 threads, the shapes deform_conv runs: OpenVINO
+  179-208 GFLOP/s on (4096, 576) . (576, 64) and 197-212 on the neck's (3400, 2304) . (2304, 256)
+  against numpy's 157-166 and 187-190 (OpenBLAS 0.3.31); OpenVINO stays the default.
 OpenVINO's MatMul gave bitwise equal products at 1 and 2 threads (tests/test_deform_conv_semantics.py),
 so results do not depend on irgrid's thread count with either backend.
 """
@@ -39,13 +42,16 @@ def backend() -> str:
     return name if name in BACKENDS else "openvino"
 
 
-def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int, *, transpose_b: bool = False) -> np.ndarray:
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int, *, transpose_b: bool = False,
+           bias: np.ndarray | None = None) -> np.ndarray:
     """out[...] = a @ b (a @ b.T when transpose_b) for 2-D C-contiguous a (M, K) and b (K, N) or
-    (N, K) of one float dtype; on OpenVINO a C-contiguous out is the MatMul's own output (no copy)."""
+    (N, K) of one float dtype, plus bias[i] on row i when a C-contiguous bias (M,) is given (on
+    OpenVINO an Add in the compiled model, which fuses it into the MatMul's output stage); on
+    OpenVINO a C-contiguous out is the MatMul's own output (no copy)."""
     if backend() == "openvino" and a.dtype == np.float32 and out.dtype == np.float32:
         n = b.shape[0] if transpose_b else b.shape[1]
-        compiled = _openvino_matmul(a.shape[0], a.shape[1], n, transpose_b, max(1, int(threads)))
-        inputs = [a, b]
+        compiled = _openvino_matmul(a.shape[0], a.shape[1], n, transpose_b, bias is not None, max(1, int(threads)))
+        inputs = [a, b] if bias is None else [a, b, bias.reshape(-1, 1)]
         with compiled.lock:  # one infer request per compiled MatMul: calls from several threads queue
             if out.flags.c_contiguous:
                 compiled.request.set_output_tensor(0, compiled.tensor(out))
@@ -56,17 +62,24 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int, *, trans
             else:
                 out[...] = compiled.request.infer(inputs, share_inputs=True, share_outputs=True)[0]
         return out
-    return np.matmul(a, b.T if transpose_b else b, out=out)
+    np.matmul(a, b.T if transpose_b else b, out=out)
+    if bias is not None:
+        out += bias[:, None]
+    return out
 
 
 class _CompiledMatMul:
-    def __init__(self, m: int, k: int, n: int, transpose_b: bool, threads: int) -> None:
+    def __init__(self, m: int, k: int, n: int, transpose_b: bool, has_bias: bool, threads: int) -> None:
         import openvino as ov
         import openvino.opset13 as ops
 
         left = ops.parameter([m, k], ov.Type.f32)
         right = ops.parameter([n, k] if transpose_b else [k, n], ov.Type.f32)
-        model = ov.Model([ops.matmul(left, right, False, transpose_b)], [left, right], "irgrid_gemm")
+        product, parameters = ops.matmul(left, right, False, transpose_b), [left, right]
+        if has_bias:
+            parameters.append(ops.parameter([m, 1], ov.Type.f32))
+            product = ops.add(product, parameters[-1])
+        model = ov.Model([product], parameters, "irgrid_gemm")
         compiled = _core().compile_model(model, "CPU", {
             "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
         self.request = compiled.create_infer_request()
@@ -84,6 +97,7 @@ def _core():
 
 
 @lru_cache(maxsize=64)
-def _openvino_matmul(m: int, k: int, n: int, transpose_b: bool, threads: int) -> _CompiledMatMul:
-    """One compiled MatMul per (shapes, layout, threads) (f32 only); the 64 most recently used are kept."""
-    return _CompiledMatMul(m, k, n, transpose_b, threads)
+def _openvino_matmul(m: int, k: int, n: int, transpose_b: bool, has_bias: bool, threads: int) -> _CompiledMatMul:
+    """One compiled MatMul per (shapes, layout, bias or not, threads) (f32 only); the 64 most
+    recently used are kept."""
+    return _CompiledMatMul(m, k, n, transpose_b, has_bias, threads)

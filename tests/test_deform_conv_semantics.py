@@ -132,6 +132,14 @@ def test_zero_offsets_and_unit_mask_are_a_plain_convolution(dims, kernel, tmp_pa
                                rtol=1e-5, atol=1e-5)
 
 
+@pytest.fixture(params=["columns_first", "filters_first"])
+def orientation(request, monkeypatch):
+    """Each test runs with both GEMM orientations (the small cases here would all take columns
+    times filters transposed)."""
+    monkeypatch.setattr(deform_conv, "FILTERS_FIRST", 1 if request.param == "filters_first" else 1 << 30)
+    return request.param
+
+
 def _threads_case():
     rng = np.random.default_rng(11)
     arrays, attrs = random_deform_inputs(rng, 16, 8, 2, 4, (24, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1),
@@ -139,14 +147,14 @@ def _threads_case():
     return arrays, attrs
 
 
-def test_one_and_two_threads_bitwise_identical(tmp_path):
+def test_one_and_two_threads_bitwise_identical(tmp_path, orientation):
     arrays, attrs = _threads_case()
     path = deform_conv_ir(tmp_path / "m.xml", arrays, attrs)
     one, two = run_irgrid(path, arrays, threads=1), run_irgrid(path, arrays, threads=2)
     assert np.array_equal(one, two)
 
 
-def test_tiling_gives_the_same_result(monkeypatch):
+def test_tiling_gives_the_same_result(monkeypatch, orientation):
     """A column budget of a few output points (many tiles) gives the same result (to rounding: the
     GEMM's blocking, hence its summation order, depends on the tile width)."""
     arrays, attrs = _threads_case()
@@ -158,8 +166,28 @@ def test_tiling_gives_the_same_result(monkeypatch):
     np.testing.assert_allclose(convolve(arrays["X"], arrays["W"], geometry, **kwargs), whole, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dims, kernel, group", [((9, 13), (3, 3), 1), ((5, 6, 7), (2, 2, 2), 2)])
+def test_streaming_column_stores_change_nothing(dims, kernel, group, monkeypatch):
+    """Column tiles written with non-temporal stores (every tile here, the AVX2 loop for 1, 2, 4 and 8
+    taps over 8-channel runs) give the bitwise result of ordinary stores, and match the direct loops."""
+    r = len(dims)
+    rng = np.random.default_rng(5)
+    arrays, _ = random_deform_inputs(rng, 16, 8, group, 2, dims, kernel, (1,) * r, (1,) * r, (1,) * (2 * r),
+                                     True, True, scale=2.0, n=1)
+    geometry = Geometry(kernel, (1,) * r, (1,) * r, (1,) * r, (1,) * r)
+    kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=group, offset_groups=2,
+                  threads=2)
+    plain = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
+    monkeypatch.setattr(deform_conv, "STREAM_BYTES", 0)
+    monkeypatch.setattr(deform_conv, "STREAM_MIN_CHANNELS", 1)
+    assert np.array_equal(convolve(arrays["X"], arrays["W"], geometry, **kwargs), plain)
+    want = reference(arrays["X"], arrays["W"], arrays["offset"], arrays["mask"], arrays["B"], pads=[1] * (2 * r),
+                     group=group, offset_group=2)
+    np.testing.assert_allclose(plain, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("backend", ["openvino", "numpy"])
-def test_gemm_backends_agree_at_every_thread_count(backend, monkeypatch):
+def test_gemm_backends_agree_at_every_thread_count(backend, monkeypatch, orientation):
     """Each GEMM backend gives the same result at 1 and 2 threads, and both agree to rounding."""
     arrays, attrs = _threads_case()
     geometry = Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
@@ -301,7 +329,7 @@ def tap_loop(request):
 
 
 @pytest.mark.parametrize("config", STRADDLE_CONFIGS + ND_CONFIGS, ids=lambda c: f"C{c[0]}g{c[2]}og{c[3]}r{len(c[4])}")
-def test_tap_loops_match_direct_loops(config, tap_loop):
+def test_tap_loops_match_direct_loops(config, tap_loop, orientation):
     c, oc, group, dg, dims, kernel, strides, dilations, pads, mask, bias = config
     r = len(dims)
     rng = np.random.default_rng(c + 100 * r)
@@ -338,10 +366,11 @@ def test_work_buffer_reused_across_shapes_and_types():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (70, 33), (130, 17)])
-def test_transpose_kernel_with_bias(dtype, shape):
-    """deform_columns.transpose (the data channels-last, the GEMM block into the output) against
-    numpy's transpose, into a strided destination, with and without the bias."""
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (70, 33), (130, 17), (9, 150)])
+def test_transpose_kernel_with_bias(dtype, shape, tap_loop):
+    """deform_columns.transpose (the data channels-last, the GEMM block into the output; its AVX2
+    and plain builds) against numpy's transpose, into a strided destination, with and without the
+    bias."""
     from irgrid._kernels.deform_columns import transpose
 
     rng = np.random.default_rng(shape[0])

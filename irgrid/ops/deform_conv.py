@@ -28,14 +28,21 @@ Shared semantics (docs/semantics.md, "DeformConv"):
   masks multiply the samples that are inside. OpenVINO's own result on NaN offsets is undefined (it
   crashes with bilinear_interpolation_pad=false); onnx.reference fails when H or W is 1.
 
-Computation (`convolve`): per item the data is transposed channels-last, so a sampling tap reads a
-contiguous run of channels; a Cython deformable im2col (cython_kernels/deform_columns.pyx) writes
-the column matrix point-major per group, (tile, K * C / group), tile by tile (at most TILE_BYTES with
-its GEMM block); one GEMM per group (irgrid/gemm.py), columns times the reordered filters
-transposed, gives a (tile, oC / group) block that a blocked transpose writes into the output with
-the bias added. In that orientation OpenVINO's MatMul ran at 60-78 GFLOP/s per core on the
-benchmark shapes against 25-55 for filters times columns (the old layout; 1 thread, CPU time, on
-a Zen 3 core whose f32 FMA peak is about 78). f32 and f64 run natively; f16 and bf16 in f32.
+Computation (`convolve`): per item the data is transposed channels-last (AVX2 8 x 8 register
+blocks), so a sampling tap reads a contiguous run of channels; a Cython deformable im2col
+(cython_kernels/deform_columns.pyx) writes the column matrix point-major per group, (tile, K * C /
+group), tile by tile (at most TILE_BYTES with its GEMM block; one tile is fastest), with
+non-temporal stores when the tile outgrows the caches and the GEMM is compute-bound
+(STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group
+(irgrid/gemm.py). Below FILTERS_FIRST output channels per group it is columns times the reordered
+filters transposed, a (tile, oC / group) block that a blocked transpose writes into the output with
+the bias added; from there filters times columns transposed writes the output layout directly, the
+bias added inside the MatMul. Measured on Zen 4 (2 threads, min of interleaved runs, ms): dcn_64
+(C = oC = 64, 64 x 64, mask) transpose in 0.08, im2col 0.65-0.8, GEMM 1.45-1.7 (180-208 GFLOP/s),
+transpose out 0.09; the neck (C = oC = 256, 50 x 68) transpose in 0.3, im2col 1.55, GEMM 19.2-19.5
+(~206 GFLOP/s, as the benchmark's SGEMM line), no transpose. The neck's GEMM is 4.01
+GFLOP, so at that rate it alone takes ~19.5 ms: the op cannot go much below 21 ms this way.
+f32 and f64 run natively; f16 and bf16 in f32.
 """
 from __future__ import annotations
 
@@ -56,9 +63,24 @@ from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from .common import array_infos, compute_dtype, merge_dim, output_buffer, require_float
 
 # Work-buffer budget per tile: the im2col tile and its GEMM block hold at most this many bytes (one
-# output point's, C * K + oC / group values, is the floor). One tile is fastest (the neck case: a
-# 4-tile split was measured 6-10% slower), so the budget is as large as the memory goal allows.
+# output point's, C * K + oC / group values, is the floor). One tile is fastest (the neck case on
+# Zen 4: 16 MiB tiles 7% slower, 4 MiB 13%; dcn_64 with 4 MiB 11%), so the budget is as large as
+# the memory goal allows.
 TILE_BYTES = 64 * 2**20
+
+# A column tile larger than this is written with non-temporal stores (it would not stay in the
+# 32 MiB L3 beside the data and filters anyway): on Zen 4 the neck case's 31 MiB tile took 1.55 ms
+# instead of 2.2 (im2col + GEMM 20.4 ms against 21.3); dcn_64's 9 MiB one gained nothing.
+STREAM_BYTES = 16 * 2**20
+# ... when the GEMM does enough work per column value (2 * oC / group flops) to hide reading the
+# tile back from memory: the 3-D case (16 channels, a 28 MiB tile) was 7% slower streamed.
+STREAM_MIN_CHANNELS = 64
+
+# From this many output channels per group the GEMM runs filters times columns transposed, giving
+# the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
+# times filters transposed and a transpose. Measured on Zen 4, 2 threads, GEMM plus transpose:
+# oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25% slower.
+FILTERS_FIRST = 256
 
 AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
              "same_lower": "same_lower"}
@@ -208,8 +230,9 @@ def tile_points(per_point: int, points: int, itemsize: int) -> int:
 
 def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, points: int,
                  itemsize: int) -> tuple[int, int]:
-    """(elements, tile) of convolve's work array: one item's data channels-last, then per tile of
-    output points the column matrix (C * K values a point) and its GEMM block (oC / group a point)."""
+    """(elements, tile) of convolve's work array: per tile of output points the column matrix (C * K
+    values a point, first, so it starts aligned) and its GEMM block (oC / group a point), then one
+    item's data channels-last."""
     tile = tile_points(channels * kernel_size + per_group, points, itemsize)
     return channels * plane + (channels * kernel_size + per_group) * tile, tile
 
@@ -220,23 +243,25 @@ def workspace_bytes(x_shape: Sequence[int], w_shape: Sequence[int], out_dims: Se
     per_group = w_shape[0] // (x_shape[1] // w_shape[1])
     elements, _ = _work_layout(x_shape[1], math.prod(x_shape[2:]), math.prod(w_shape[2:]), per_group,
                                math.prod(out_dims), itemsize)
-    return (elements + math.prod(w_shape)) * itemsize
+    return (elements + math.prod(w_shape)) * itemsize + 64  # + scratch's alignment
 
 
 _scratch = threading.local()
 
 
 def scratch(size: int, dtype: np.dtype) -> np.ndarray:
-    """A 1-D work array of `size` elements, reused across calls from one Python thread while it fits
-    TILE_BYTES (a fresh array each call costs a page fault per 4 KiB: measured 1.5-2 ms for
-    30 MiB); larger requests get a fresh array. The kept buffer lives as long as its thread."""
+    """A 1-D work array of `size` elements starting on a 64-byte boundary (the streaming column
+    stores need 32), reused across calls from one Python thread while it fits TILE_BYTES (a fresh
+    array each call costs a page fault per 4 KiB: measured 1.5-2 ms for 30 MiB); larger requests get
+    a fresh array. The kept buffer lives as long as its thread."""
     nbytes = size * np.dtype(dtype).itemsize
-    if nbytes > TILE_BYTES:
-        return allocate((size,), dtype)
     buffer = getattr(_scratch, "buffer", None)
-    if buffer is None or buffer.nbytes < nbytes:
-        buffer = _scratch.buffer = allocate((nbytes,), np.uint8)
-    return buffer[:nbytes].view(dtype)
+    if nbytes > TILE_BYTES or buffer is None or buffer.nbytes < nbytes + 64:
+        buffer = allocate((nbytes + 64,), np.uint8)
+        if nbytes <= TILE_BYTES:
+            _scratch.buffer = buffer
+    start = -buffer.ctypes.data % 64
+    return buffer[start:start + nbytes].view(dtype)
 
 
 def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.ndarray | None = None,
@@ -267,8 +292,9 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     bias = None if bias is None or bias.size == 0 else np.ascontiguousarray(bias, dtype)
     elements, tile = _work_layout(channels, plane, kernel_size, per_group, points, dtype.itemsize)
     work = scratch(elements, dtype)
-    data, work = work[:channels * plane], work[channels * plane:]
-    column_buffer, product_buffer = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
+    column_buffer, work = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
+    product_buffer, data = work[:per_group * tile], work[per_group * tile:]
+    stream = column_buffer.nbytes > STREAM_BYTES and per_group >= STREAM_MIN_CHANNELS
     dummy = np.zeros(1, dtype)
     spatial = [np.array(values, dtype=np.intp) for values in
                (in_dims, out_dims, geometry.kernel, geometry.strides, geometry.dilations, geometry.pads_begin)]
@@ -281,13 +307,18 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
             stop = min(start + tile, points)
             columns = column_buffer[:channels * kernel_size * (stop - start)]
             deformable_columns(data, offsets_flat, mask_flat, columns, channels, *spatial, group, offset_groups,
-                               offsets is not None, mask is not None, boundary == "edge", start, stop, threads)
+                               offsets is not None, mask is not None, boundary == "edge", start, stop, threads, stream)
             columns = columns.reshape(group, stop - start, group_rows)
             product = product_buffer[:(stop - start) * per_group].reshape(stop - start, per_group)
             for g in range(group):
                 rows = slice(g * per_group, (g + 1) * per_group)
-                matmul(columns[g], weights[g], product, threads, transpose_b=True)
-                transpose(product, y_points[item, rows, start:stop], None if bias is None else bias[rows], threads)
+                group_bias = None if bias is None else bias[rows]
+                if per_group >= FILTERS_FIRST:  # straight into the output (a copy unless one tile)
+                    matmul(weights[g], columns[g], y_points[item, rows, start:stop], threads, transpose_b=True,
+                           bias=group_bias)
+                else:
+                    matmul(columns[g], weights[g], product, threads, transpose_b=True)
+                    transpose(product, y_points[item, rows, start:stop], group_bias, threads)
     return y if x.dtype == dtype else y.astype(x.dtype)
 
 
