@@ -22,7 +22,8 @@ Boundary rules (docs/semantics.md, "DeformConv"):
 A tap whose linear weight is exactly 0 (an integer coordinate) is not read. A NaN coordinate gives a
 NaN column value; +-Inf and huge coordinates are outside (0); a point with no tap inside gives 0
 whatever its mask. A point's tap count is a power of two (1 or 2 per dim); the taps are summed as a
-balanced tree of pairs (per block of 8), fused multiply-adds on the AVX2 path.
+balanced tree of pairs (per block of 8), rounded the same on both paths (setup.py builds with
+-ffp-contract=off, so the compiler fuses no multiply-add).
 """
 import os
 
