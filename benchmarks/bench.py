@@ -30,7 +30,8 @@ Method
   time, against a copy bandwidth measured in the same run (numpy copy of a 256 MiB array, counted
   as read + write; the better of one thread and --threads Python threads). Roofline: the time those
   bytes take at the copy bandwidth of --threads threads (what a kernel that only streamed its inputs
-  and output would take); "x roof" is irgrid's median time over it.
+  and output would take), measured just before and just after the case's rounds (their mean), since
+  a shared VM's bandwidth drifts over a run; "x roof" is irgrid's median time over it.
 - Inputs are seeded: data uniform in [-1, 1); every GridSample case (but the tiny one) runs on two
   grids, named by the case's last part: /smooth, warps (identity rotated, scaled by 1.08 and gently
   perturbed; a few points fall outside [-1, 1]) as in warping and registration networks, and /random,
@@ -799,8 +800,8 @@ def main(argv: list[str] | None = None) -> int:
     results: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="irgrid-bench-") as tmp:
         tmp_path = Path(tmp)
-        copy = _run_worker({"peer": "copy", "threads": threads, "copy_mib": 64 if args.quick else 256,
-                            "repeat": repeat}, None, timeout)
+        copy_spec = {"peer": "copy", "threads": threads, "copy_mib": 64 if args.quick else 256, "repeat": repeat}
+        copy = _run_worker(copy_spec, None, timeout)
         copy_gbps = copy.get("GBps") if copy.get("ok") else None
         if copy_gbps:
             print(f"copy bandwidth: {copy_gbps:.1f} GB/s (numpy copy of {64 if args.quick else 256} MiB, "
@@ -824,8 +825,10 @@ def main(argv: list[str] | None = None) -> int:
             specs = {p: {"peer": p, "case": case, "xml": str(xml), "threads": threads, "repeat": repeat,
                          "min_sample_ms": min_sample_ms, "output": str(tmp_path / f"{xml.stem}.{p}.npy")}
                      for p in peers}
+            around = [_run_worker(copy_spec, None, timeout)] if case["kind"] == "grid_sample" else []
             runs = _rounds(specs, {p: "PASSIVE" if p.startswith("irgrid") else None for p in peers},
                            rounds, timeout, args.retries, case["name"])
+            around += [_run_worker(copy_spec, None, timeout)] if around else []
             for peer in peers:
                 res = runs[peer]
                 if res.get("ok") and peer != "irgrid" and runs.get("irgrid", {}).get("ok"):
@@ -852,8 +855,9 @@ def main(argv: list[str] | None = None) -> int:
                     row["irgrid_GBps"] = moved / (base / 1e3) / 1e9
                     if copy_gbps:
                         row["fraction_of_copy_bandwidth"] = row["irgrid_GBps"] / copy_gbps
-                    if copy.get("ok"):  # the bytes at the copy bandwidth of this run's thread count
-                        row["roofline_ms"] = moved / (copy["threads_GBps"] * 1e9) * 1e3
+                    if all(c.get("ok") for c in around):  # the bytes at the case's copy bandwidth
+                        row["copy_GBps_around_case"] = statistics.mean(c["threads_GBps"] for c in around)
+                        row["roofline_ms"] = moved / (row["copy_GBps_around_case"] * 1e9) * 1e3
                         row["over_roofline"] = base / row["roofline_ms"]
             results.append(row)
 
@@ -943,8 +947,8 @@ def _print_tables(report: dict, available: dict) -> None:
         for note in notes:
             print(f"  {note}")
     print("GB/s: (data + grid + output bytes) / irgrid's time; %copy: that over the copy bandwidth above. "
-          f"roof ms: those bytes at the copy bandwidth of {report['header']['threads']} thread(s) "
-          f"({(report['copy_bandwidth'] or {}).get('threads_GBps', float('nan')):.1f} GB/s); x roof: irgrid ms / roof ms. "
+          f"roof ms: those bytes at the copy bandwidth of {report['header']['threads']} thread(s) measured just "
+          "before and after the case (copy_GBps_around_case in the JSON); x roof: irgrid ms / roof ms. "
           "max|diff|: largest |peer - irgrid| over the peers.")
     print(f"*: other processes used more than {BUSY_PCT:g}% of the machine during that measurement, even after "
           "retries (see background_cpu_pct in the JSON).")
