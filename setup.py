@@ -35,7 +35,9 @@ omp = openmp_flags()
 # fused AffineGrid -> GridSample kernel share arithmetic and must agree bitwise); the FMAs written as
 # intrinsics in the AVX2 headers (chosen at run time) are unaffected.
 STRICT = ["-ffp-contract=off"]
-DEPENDS = {"sampling": ["cython_kernels/simd_gather.h", "cython_kernels/simd_gather_body.h"]}
+DEPENDS = {"sampling": ["cython_kernels/simd_gather.h", "cython_kernels/simd_gather_body.h",
+                        "cython_kernels/simd_transpose.h"],
+           "deform_columns": ["cython_kernels/simd_transpose.h"]}
 # numpy's C API: sampling.SamplePlan checks its arrays' dtype and shape without Python calls.
 numpy_api = dict(include_dirs=["cython_kernels", numpy.get_include()],
                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])

@@ -98,7 +98,7 @@ cdef extern from *:
     { IRGRID_APPLY_BODY(float) }
     __attribute__((target("avx2,fma"))) IRGRID_APPLY_SIGNATURE(double, irgrid_apply_taps_f64_avx2)
     { IRGRID_APPLY_BODY(double) }
-    #include <immintrin.h>
+    #include "simd_transpose.h"
     /* The tap loop for 1, 2, 4 or 8 taps (the same arithmetic as IRGRID_APPLY_BODY, no FMA) writing
        with non-temporal stores: for a column tile larger than the caches, whose write-allocate reads
        cost as much as the writes. dst must be 32-byte aligned and len a multiple of 8; the caller
@@ -147,7 +147,7 @@ cdef extern from *:
                                          ptrdiff_t) = irgrid_stream_taps_f32_none;
     static void irgrid_store_fence(void) { _mm_sfence(); }
     /* dst[c * ds + r] = src[r * ss + c] (+ bias[c]) over rows [r0, r1) and columns [c0, c1): 8 x 8
-       blocks transposed in registers (unpack, shuffle, 128-bit permute), the edges one by one. */
+       blocks transposed in registers (simd_transpose.h), the edges one by one. */
     __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
             const float* src, ptrdiff_t ss, float* dst, ptrdiff_t ds, ptrdiff_t r0, ptrdiff_t r1,
             ptrdiff_t c0, ptrdiff_t c1, const float* bias) {
@@ -155,23 +155,10 @@ cdef extern from *:
         for (r = r0; r < r8; r += 8) {
             for (c = c0; c < c8; c += 8) {
                 const float* s = src + r * ss + c;
-                __m256 a0 = _mm256_loadu_ps(s), a1 = _mm256_loadu_ps(s + ss);
-                __m256 a2 = _mm256_loadu_ps(s + 2 * ss), a3 = _mm256_loadu_ps(s + 3 * ss);
-                __m256 a4 = _mm256_loadu_ps(s + 4 * ss), a5 = _mm256_loadu_ps(s + 5 * ss);
-                __m256 a6 = _mm256_loadu_ps(s + 6 * ss), a7 = _mm256_loadu_ps(s + 7 * ss);
-                __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
-                __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
-                __m256 t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5);
-                __m256 t6 = _mm256_unpacklo_ps(a6, a7), t7 = _mm256_unpackhi_ps(a6, a7);
-                __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-                __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-                __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-                __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
                 __m256 o[8];
-                o[0] = _mm256_permute2f128_ps(u0, u4, 0x20); o[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-                o[2] = _mm256_permute2f128_ps(u2, u6, 0x20); o[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-                o[4] = _mm256_permute2f128_ps(u0, u4, 0x31); o[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-                o[6] = _mm256_permute2f128_ps(u2, u6, 0x31); o[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+                for (cc = 0; cc < 8; cc++)
+                    o[cc] = _mm256_loadu_ps(s + cc * ss);
+                irgrid_transpose_ps(o);
                 for (cc = 0; cc < 8; cc++) {
                     __m256 v = bias ? _mm256_add_ps(o[cc], _mm256_set1_ps(bias[c + cc])) : o[cc];
                     _mm256_storeu_ps(dst + (c + cc) * ds + r, v);

@@ -30,6 +30,7 @@
 #include <immintrin.h>
 #define IRGRID_AVX2 __attribute__((target("avx2,fma")))
 #define IRGRID_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
+#include "simd_transpose.h"
 #endif
 
 /* 1 when the CPU has AVX2 and FMA and IRGRID_SIMD is not "0"; decided on the first call (the
@@ -96,35 +97,6 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
     irgrid_cubic_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)), hi);
     for (j = 0; j < 4; j++)
         w[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo[j])), _mm256_cvtpd_ps(hi[j]), 1);
-}
-
-/* In-register transposes: r[i][j] <-> r[j][i]. */
-IRGRID_AVX2_INLINE void irgrid_transpose_ps(__m256* r) {
-    __m256 t[8], u[8];
-    int i;
-    for (i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (i = 0; i < 2; i++) {
-        u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-    for (i = 0; i < 4; i++) {
-        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-    }
-}
-
-IRGRID_AVX2_INLINE void irgrid_transpose_pd(__m256d* r) {
-    __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
-    __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
-    r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
-    r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
-    r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
-    r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
 /* ------------------------------------------------------------------ f32, 8 lanes */
