@@ -31,8 +31,9 @@ batched 1.14, 3-D trilinear 0.94.
 
 Interleaved vector path (every case of the vector path above and 3-D cubic, which has no gather
 path: 64 taps per point; from INTERLEAVE_MIN_CHANNELS channels on, 3-D nearest from
-INTERLEAVE_MIN_CHANNELS_3D_NEAREST; `use_interleave`). A gather costs about one element per cycle on Zen3, no cheaper than scalar loads,
-so the path above stays near 5 cycles per output, worse with 16 (bicubic) or 8 (trilinear) taps.
+INTERLEAVE_MIN_CHANNELS_3D_NEAREST; `use_interleave`). A gather costs about one element per cycle on
+Zen3, no cheaper than scalar loads, so the path above stays near 5 cycles per output, worse with 16
+(bicubic) or 8 (trilinear) taps.
 Instead, a work unit (batch item, group of 8 f32 / 4 f64 channels,
 a span of points) copies the group's planes into a per-thread scratch as pixels of one vector each
 (8x8 / 4x4 register transposes; missing channels of a last partial group are zeros), plus one pixel

@@ -337,8 +337,8 @@ static IRGRID_AVX2 void SFX(irgrid_interleave)(const FT* x, Py_ssize_t channels,
 
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) of the interleaved group s in
    its first `channels` channels (y + c * y_cstride), `per_dim` taps per dim (1, 2 or 4; at most
-   IRGRID_INTERLEAVE_TAPS taps); fallback as irgrid_simd_sample's. Taps outer, lanes inner: the LANES sums are independent
-   FMA chains in flight together, each in tap order. */
+   IRGRID_INTERLEAVE_TAPS taps); fallback as irgrid_simd_sample's. Taps outer, lanes inner: the
+   LANES sums are independent FMA chains in flight together, each in tap order. */
 IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, int rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
