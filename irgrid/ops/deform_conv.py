@@ -231,10 +231,11 @@ def tile_points(per_point: int, points: int, itemsize: int) -> int:
 def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, points: int,
                  itemsize: int) -> tuple[int, int]:
     """(elements, tile) of convolve's work array: per tile of output points the column matrix (C * K
-    values a point, first, so it starts aligned) and its GEMM block (oC / group a point), then one
-    item's data channels-last."""
-    tile = tile_points(channels * kernel_size + per_group, points, itemsize)
-    return channels * plane + (channels * kernel_size + per_group) * tile, tile
+    values a point, first, so it starts aligned) and, below FILTERS_FIRST output channels per group,
+    its GEMM block (oC / group a point), then one item's data channels-last."""
+    block = per_group if per_group < FILTERS_FIRST else 0  # filters first: the GEMM writes the output
+    tile = tile_points(channels * kernel_size + block, points, itemsize)
+    return channels * plane + (channels * kernel_size + block) * tile, tile
 
 
 def workspace_bytes(x_shape: Sequence[int], w_shape: Sequence[int], out_dims: Sequence[int], itemsize: int) -> int:
@@ -293,7 +294,7 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     elements, tile = _work_layout(channels, plane, kernel_size, per_group, points, dtype.itemsize)
     work = scratch(elements, dtype)
     column_buffer, work = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
-    product_buffer, data = work[:per_group * tile], work[per_group * tile:]
+    data = work[work.size - channels * plane:]  # before it, the GEMM block unless filters come first
     stream = column_buffer.nbytes > STREAM_BYTES and per_group >= STREAM_MIN_CHANNELS
     dummy = np.zeros(1, dtype)
     spatial = [np.array(values, dtype=np.intp) for values in
@@ -309,7 +310,6 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
             deformable_columns(data, offsets_flat, mask_flat, columns, channels, *spatial, group, offset_groups,
                                offsets is not None, mask is not None, boundary == "edge", start, stop, threads, stream)
             columns = columns.reshape(group, stop - start, group_rows)
-            product = product_buffer[:(stop - start) * per_group].reshape(stop - start, per_group)
             for g in range(group):
                 rows = slice(g * per_group, (g + 1) * per_group)
                 group_bias = None if bias is None else bias[rows]
@@ -317,6 +317,7 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
                     matmul(weights[g], columns[g], y_points[item, rows, start:stop], threads, transpose_b=True,
                            bias=group_bias)
                 else:
+                    product = work[:(stop - start) * per_group].reshape(stop - start, per_group)
                     matmul(columns[g], weights[g], product, threads, transpose_b=True)
                     transpose(product, y_points[item, rows, start:stop], group_bias, threads)
     return y if x.dtype == dtype else y.astype(x.dtype)
