@@ -239,6 +239,14 @@ IRGRID_AVX2_INLINE void SFX(irgrid_lane_taps)(const FT* g, Py_ssize_t p, Py_ssiz
         VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 8);
         gk[0] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
         gk[1] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+    } else if (rank == 3 && m == LANES) {  /* (x, y, z) of 8 points: blended, then permuted in place */
+        VF a = LOADU(g + p * 3), b = LOADU(g + p * 3 + 8), c = LOADU(g + p * 3 + 16);
+        gk[0] = _mm256_permutevar8x32_ps(_mm256_blend_ps(_mm256_blend_ps(a, b, 0x92), c, 0x24),
+                                         _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5));
+        gk[1] = _mm256_permutevar8x32_ps(_mm256_blend_ps(_mm256_blend_ps(a, b, 0x24), c, 0x49),
+                                         _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6));
+        gk[2] = _mm256_permutevar8x32_ps(_mm256_blend_ps(_mm256_blend_ps(a, b, 0x49), c, 0x92),
+                                         _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
     } else
 #endif
     {
