@@ -229,7 +229,8 @@ cdef enum Boundary:
     BOUNDARY_EDGE = 1
 
 # Output points per work chunk: each chunk writes its points' full column rows.
-cdef Py_ssize_t CHUNK_POINTS = 16
+cdef enum:
+    CHUNK_POINTS = 16
 
 
 cdef inline Py_ssize_t floor_index(floating x) noexcept nogil:
@@ -303,21 +304,26 @@ cdef inline Py_ssize_t point_taps(const Py_ssize_t* dim_off, const floating* dim
     return count
 
 
-cdef void sample_points(const floating* x, const floating* offsets, const floating* mask, floating* col,
-                        Py_ssize_t rank, const Py_ssize_t* in_dims, const Py_ssize_t* in_strides,
-                        const Py_ssize_t* out_dims, const Py_ssize_t* kernel, const Py_ssize_t* strides,
-                        const Py_ssize_t* dilations, const Py_ssize_t* pads_begin, Py_ssize_t channels,
-                        Py_ssize_t points, Py_ssize_t kernel_size, Py_ssize_t groups, Py_ssize_t offset_groups,
-                        bint has_offsets, bint has_mask, int boundary, Py_ssize_t tile_start,
-                        Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop, bint stream) noexcept nogil:
-    """Column rows of output points [start, stop) (absolute indices) for every group.
+cdef inline void sample_rank(const floating* x, const floating* offsets, const floating* mask, floating* col,
+                             Py_ssize_t rank, const Py_ssize_t* in_dims, const Py_ssize_t* in_strides,
+                             const Py_ssize_t* out_dims, const Py_ssize_t* kernel, const Py_ssize_t* strides,
+                             const Py_ssize_t* dilations, const Py_ssize_t* pads_begin, Py_ssize_t channels,
+                             Py_ssize_t points, Py_ssize_t kernel_size, Py_ssize_t groups,
+                             Py_ssize_t offset_groups, bint has_offsets, bint has_mask, int boundary,
+                             Py_ssize_t tile_start, Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop,
+                             bint stream) noexcept nogil:
+    """Column rows of output points [start, stop) (absolute indices, at most CHUNK_POINTS) for every
+    group; inlined per rank by sample_points, so the per-dim loops of the common ranks unroll.
 
     x: (*in_dims, C); in_strides: element strides of the spatial dims in x (channels included);
     offsets: (G * K * rank, points); mask: (G * K, points); col: (groups, tile_points, K * Cg)
-    holding points [tile_start, tile_start + tile_points).
+    holding points [tile_start, tile_start + tile_points). Kernel taps outer, points inner: a tap's
+    offset and mask rows are read contiguously (walking every tap per point touched G * K * (r + 1)
+    rows `points` apart, often a multiple of 4 KiB, so all in one L1 set).
     """
-    cdef Py_ssize_t base[MAX_RANK]  # o_d * stride_d - pad_begin_d
+    cdef Py_ssize_t base[CHUNK_POINTS * MAX_RANK]  # o_d * stride_d - pad_begin_d per point of the chunk
     cdef Py_ssize_t kidx[MAX_RANK]  # kernel tap index per dim (an odometer over k)
+    cdef Py_ssize_t koff[MAX_RANK]  # kidx_d * dilation_d
     cdef Py_ssize_t tap_off[MAX_TAPS]
     cdef floating tap_w[MAX_TAPS]
     cdef Py_ssize_t dim_off[2 * MAX_RANK]
@@ -329,21 +335,24 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
     cdef floating pos
     cdef PointStatus status
     cdef floating* dst
+    for p in range(start, stop):
+        rest = p
+        for d in range(rank - 1, -1, -1):
+            base[(p - start) * rank + d] = (rest % out_dims[d]) * strides[d] - pads_begin[d]
+            rest = rest // out_dims[d]
     for g in range(offset_groups):
         c_first = g * offset_channels
         c_end = c_first + offset_channels
         gc_first = c_first // group_channels
-        for p in range(start, stop):
-            rest = p
-            for d in range(rank - 1, -1, -1):
-                base[d] = (rest % out_dims[d]) * strides[d] - pads_begin[d]
-                rest = rest // out_dims[d]
-                kidx[d] = 0
-            for k in range(kernel_size):
+        for d in range(rank):
+            kidx[d] = 0
+            koff[d] = 0
+        for k in range(kernel_size):
+            tap = g * kernel_size + k
+            for p in range(start, stop):
                 status = POINT_OK
-                tap = g * kernel_size + k
                 for d in range(rank):
-                    pos = <floating>(base[d] + kidx[d] * dilations[d])
+                    pos = <floating>(base[(p - start) * rank + d] + koff[d])
                     if has_offsets:
                         pos = pos + offsets[(tap * rank + d) * points + p]
                     status = linear_taps(pos, in_dims[d], in_strides[d], boundary, dim_off + 2 * d, dim_w + 2 * d,
@@ -352,7 +361,7 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                         break
                     if status == POINT_ZERO:  # a NaN in a later dim still makes the point NaN
                         for q in range(d + 1, rank):
-                            pos = <floating>(base[q] + kidx[q] * dilations[q])
+                            pos = <floating>(base[(p - start) * rank + q] + koff[q])
                             if has_offsets:
                                 pos = pos + offsets[(tap * rank + q) * points + p]
                             if pos != pos:
@@ -375,11 +384,35 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                             dst[j] = NAN if status == POINT_NAN else 0
                     c = seg_end
                     gc = gc + 1
-                for d in range(rank - 1, -1, -1):  # next kernel tap
-                    kidx[d] += 1
-                    if kidx[d] < kernel[d]:
-                        break
-                    kidx[d] = 0
+            for d in range(rank - 1, -1, -1):  # next kernel tap
+                kidx[d] += 1
+                koff[d] += dilations[d]
+                if kidx[d] < kernel[d]:
+                    break
+                kidx[d] = 0
+                koff[d] = 0
+
+
+cdef void sample_points(const floating* x, const floating* offsets, const floating* mask, floating* col,
+                        Py_ssize_t rank, const Py_ssize_t* in_dims, const Py_ssize_t* in_strides,
+                        const Py_ssize_t* out_dims, const Py_ssize_t* kernel, const Py_ssize_t* strides,
+                        const Py_ssize_t* dilations, const Py_ssize_t* pads_begin, Py_ssize_t channels,
+                        Py_ssize_t points, Py_ssize_t kernel_size, Py_ssize_t groups, Py_ssize_t offset_groups,
+                        bint has_offsets, bint has_mask, int boundary, Py_ssize_t tile_start,
+                        Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop, bint stream) noexcept nogil:
+    """sample_rank with the rank a constant for 2-D and 3-D."""
+    if rank == 2:
+        sample_rank(x, offsets, mask, col, 2, in_dims, in_strides, out_dims, kernel, strides, dilations,
+                    pads_begin, channels, points, kernel_size, groups, offset_groups, has_offsets, has_mask,
+                    boundary, tile_start, tile_points, start, stop, stream)
+    elif rank == 3:
+        sample_rank(x, offsets, mask, col, 3, in_dims, in_strides, out_dims, kernel, strides, dilations,
+                    pads_begin, channels, points, kernel_size, groups, offset_groups, has_offsets, has_mask,
+                    boundary, tile_start, tile_points, start, stop, stream)
+    else:
+        sample_rank(x, offsets, mask, col, rank, in_dims, in_strides, out_dims, kernel, strides, dilations,
+                    pads_begin, channels, points, kernel_size, groups, offset_groups, has_offsets, has_mask,
+                    boundary, tile_start, tile_points, start, stop, stream)
     if stream:
         irgrid_store_fence()
 
