@@ -82,6 +82,12 @@ STREAM_MIN_CHANNELS = 64
 # oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25% slower.
 FILTERS_FIRST = 256
 
+# The transposes in and out run on one thread up to this many bytes: waking OpenMP's second thread
+# costs more than it saves there (Zen 4, after an OpenVINO MatMul: (64, 4096) -> (4096, 64) 0.07 ms on
+# one thread, 0.085 on two; (4096, 64) -> (64, 4096) 0.14 against 0.17; the neck's 3.3 MiB 0.29
+# against 0.23).
+TRANSPOSE_PARALLEL_BYTES = 2 * 2**20
+
 AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
              "same_lower": "same_lower"}
 
@@ -288,8 +294,11 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     y = output_buffer(out if x.dtype == dtype else (), 0, (n, out_channels, *out_dims), dtype)
     y_points = y.reshape(n, out_channels, points)
     per_group, group_rows = out_channels // group, kernel_size * (channels // group)
-    weights = np.asarray(w, dtype).reshape(group, per_group, -1, kernel_size).transpose(0, 1, 3, 2)
-    weights = np.ascontiguousarray(weights).reshape(group, per_group, group_rows)  # (k, c) order, as the columns
+    filters_first = per_group >= FILTERS_FIRST
+    # (k, c) order, as the columns: (oC / group, K * C / group) filters first, else its transpose
+    weights = np.asarray(w, dtype).reshape(group, per_group, -1, kernel_size)
+    weights = np.ascontiguousarray(weights.transpose(0, 1, 3, 2) if filters_first else weights.transpose(0, 3, 2, 1))
+    weights = weights.reshape((group, per_group, group_rows) if filters_first else (group, group_rows, per_group))
     bias = None if bias is None or bias.size == 0 else np.ascontiguousarray(bias, dtype)
     elements, tile = _work_layout(channels, plane, kernel_size, per_group, points, dtype.itemsize)
     work = scratch(elements, dtype)
@@ -299,9 +308,11 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     dummy = np.zeros(1, dtype)
     spatial = [np.array(values, dtype=np.intp) for values in
                (in_dims, out_dims, geometry.kernel, geometry.strides, geometry.dilations, geometry.pads_begin)]
+    in_threads = threads if data.nbytes > TRANSPOSE_PARALLEL_BYTES else 1
+    out_threads = threads if tile * per_group * dtype.itemsize > TRANSPOSE_PARALLEL_BYTES else 1
     for item in range(n):
         transpose(np.ascontiguousarray(x[item], dtype).reshape(channels, plane), data.reshape(plane, channels), None,
-                  threads)
+                  in_threads)
         offsets_flat = dummy if offsets is None else np.ascontiguousarray(offsets[item], dtype).reshape(-1)
         mask_flat = dummy if mask is None else np.ascontiguousarray(mask[item], dtype).reshape(-1)
         for start in range(0, points, tile):
@@ -313,13 +324,13 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
             for g in range(group):
                 rows = slice(g * per_group, (g + 1) * per_group)
                 group_bias = None if bias is None else bias[rows]
-                if per_group >= FILTERS_FIRST:  # straight into the output (a copy unless one tile)
+                if filters_first:  # straight into the output (a copy unless one tile)
                     matmul(weights[g], columns[g], y_points[item, rows, start:stop], threads, transpose_b=True,
                            bias=group_bias)
                 else:
                     product = work[:(stop - start) * per_group].reshape(stop - start, per_group)
-                    matmul(columns[g], weights[g], product, threads, transpose_b=True)
-                    transpose(product, y_points[item, rows, start:stop], group_bias, threads)
+                    matmul(columns[g], weights[g], product, threads)
+                    transpose(product, y_points[item, rows, start:stop], group_bias, out_threads)
     return y if x.dtype == dtype else y.astype(x.dtype)
 
 
