@@ -284,7 +284,14 @@ cdef inline Py_ssize_t point_taps(const Py_ssize_t* dim_off, const floating* dim
     tap (so the last dim varies slowest). Returns the tap count, a power of two."""
     cdef Py_ssize_t d, e, count = 1
     cdef Py_ssize_t lo_off, hi_off
-    cdef floating lo_w, hi_w
+    cdef floating lo_w, hi_w, w0_lo, w0_hi
+    if rank == 2 and dim_n[0] == 2 and dim_n[1] == 2:  # the common 2-D case unrolled, same products
+        w0_lo, w0_hi = scale * dim_w[0], scale * dim_w[1]
+        off[0], wt[0] = dim_off[0] + dim_off[2], w0_lo * dim_w[2]
+        off[1], wt[1] = dim_off[1] + dim_off[2], w0_hi * dim_w[2]
+        off[2], wt[2] = dim_off[0] + dim_off[3], w0_lo * dim_w[3]
+        off[3], wt[3] = dim_off[1] + dim_off[3], w0_hi * dim_w[3]
+        return 4
     off[0] = 0
     wt[0] = scale
     for d in range(rank):
