@@ -12,7 +12,11 @@ group's block (points, K * Cg) is what the GEMM reads as the transposed right op
 (output point, kernel tap, offset group) the taps and weights (mask included) are computed once and
 applied to all the group's channels with vector loads and contiguous stores (AVX2+FMA where the CPU
 has it, chosen at import; plain C otherwise). Every column value is computed the same way whatever
-the chunking, so results never depend on the thread count.
+the chunking, so results never depend on the thread count. In 2-D f32 (AVX2 build, cached stores)
+the points whose 4 taps are all inside take their coordinates 8 at a time (irgrid_interior8_f32,
+the same products and sums, so the same bits); the others take the scalar path. On dcn_64 (C = 64,
+with mask) that cut callgrind's count per call from 13.7 to 4.3 million instructions and one
+thread's time from about 1.1 to 0.7 ms (Zen 4; 2.2 ms before the taps-outer chunk order).
 
 Boundary rules (docs/semantics.md, "DeformConv"):
 - BOUNDARY_ZEROS (ONNX DeformConv, OpenVINO bilinear_interpolation_pad=true): taps floor(x) and
@@ -170,6 +174,70 @@ cdef extern from *:
                 dst[c * ds + rr] = bias ? src[rr * ss + c] + bias[c] : src[rr * ss + c];
         }
     }
+    /* The column rows of 8 consecutive output points at one kernel tap of a 2-D f32 layer (y =
+       base_y + off_y, x likewise, off_* NULL without offsets, mask NULL without a mask), written
+       for the points whose 4 taps are all inside: 0 <= floor(y) <= H - 2 with y not an integer,
+       likewise x (the same taps under both boundary rules). The coordinates of the 8 points are
+       computed at once with the scalar path's products and sums (linear_taps, point_taps, the tap
+       loop), so the columns are the same bits. Returns the bit mask of the points left to the
+       caller (NaN, outside, on an edge or at an integer coordinate). */
+    __attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
+            const float* x, const float* base_y, const float* base_x, const float* off_y, const float* off_x,
+            const float* mask, ptrdiff_t H, ptrdiff_t W, ptrdiff_t sy, ptrdiff_t sx, float* dst,
+            ptrdiff_t dst_step, ptrdiff_t len) {
+        __m256 py = _mm256_loadu_ps(base_y), px = _mm256_loadu_ps(base_x);
+        const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+        float w[4][8];
+        int iy[8], ix[8];
+        ptrdiff_t q, j;
+        if (off_y) {
+            py = _mm256_add_ps(py, _mm256_loadu_ps(off_y));
+            px = _mm256_add_ps(px, _mm256_loadu_ps(off_x));
+        }
+        const __m256 ly = _mm256_floor_ps(py), lx = _mm256_floor_ps(px);
+        const __m256 fy = _mm256_sub_ps(py, ly), fx = _mm256_sub_ps(px, lx);
+        __m256 ok = _mm256_and_ps(_mm256_cmp_ps(ly, zero, _CMP_GE_OQ),
+                                  _mm256_cmp_ps(ly, _mm256_set1_ps((float)(H - 2)), _CMP_LE_OQ));
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(fy, zero, _CMP_NEQ_OQ));
+        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(lx, zero, _CMP_GE_OQ),
+                                             _mm256_cmp_ps(lx, _mm256_set1_ps((float)(W - 2)), _CMP_LE_OQ)));
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(fx, zero, _CMP_NEQ_OQ));
+        const unsigned inside = (unsigned)_mm256_movemask_ps(ok);
+        if (!inside)
+            return 0xFFu;
+        const __m256 scale = mask ? _mm256_loadu_ps(mask) : one;
+        const __m256 wy0 = _mm256_mul_ps(scale, _mm256_sub_ps(one, fy)), wy1 = _mm256_mul_ps(scale, fy);
+        const __m256 wx0 = _mm256_sub_ps(one, fx);
+        _mm256_storeu_ps(w[0], _mm256_mul_ps(wy0, wx0));
+        _mm256_storeu_ps(w[1], _mm256_mul_ps(wy1, wx0));
+        _mm256_storeu_ps(w[2], _mm256_mul_ps(wy0, fx));
+        _mm256_storeu_ps(w[3], _mm256_mul_ps(wy1, fx));
+        _mm256_storeu_si256((__m256i*)iy, _mm256_cvttps_epi32(_mm256_and_ps(ok, ly)));  /* 0 where not inside */
+        _mm256_storeu_si256((__m256i*)ix, _mm256_cvttps_epi32(_mm256_and_ps(ok, lx)));
+        for (q = 0; q < 8; q++) {
+            if (!((inside >> q) & 1u))
+                continue;
+            const float* a = x + iy[q] * sy + ix[q] * sx;
+            const float* b = a + sy;
+            const float* c = a + sx;
+            const float* d = a + sy + sx;
+            const float w0 = w[0][q], w1 = w[1][q], w2 = w[2][q], w3 = w[3][q];
+            const __m256 v0 = _mm256_set1_ps(w0), v1 = _mm256_set1_ps(w1);
+            const __m256 v2 = _mm256_set1_ps(w2), v3 = _mm256_set1_ps(w3);
+            float* out = dst + q * dst_step;
+            for (j = 0; j + 8 <= len; j += 8)
+                _mm256_storeu_ps(out + j, _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(v0, _mm256_loadu_ps(a + j)), _mm256_mul_ps(v1, _mm256_loadu_ps(b + j))),
+                    _mm256_add_ps(_mm256_mul_ps(v2, _mm256_loadu_ps(c + j)), _mm256_mul_ps(v3, _mm256_loadu_ps(d + j)))));
+            for (; j < len; j++)
+                out[j] = (w0 * a[j] + w1 * b[j]) + (w2 * c[j] + w3 * d[j]);
+        }
+        return ~inside & 0xFFu;
+    }
+    typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
+                                                const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
+                                                ptrdiff_t, ptrdiff_t);
+    static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
     typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
                                             ptrdiff_t, ptrdiff_t, const float*);
     static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
@@ -177,6 +245,7 @@ cdef extern from *:
         irgrid_apply_taps_f32 = irgrid_apply_taps_f32_base;
         irgrid_apply_taps_f64 = irgrid_apply_taps_f64_base;
         irgrid_transpose_f32 = 0;
+        irgrid_interior8_f32 = 0;
         irgrid_stream_taps_f32 = irgrid_stream_taps_f32_none;
         irgrid_deform_simd = "baseline";
         __builtin_cpu_init();
@@ -184,6 +253,7 @@ cdef extern from *:
             irgrid_apply_taps_f32 = irgrid_apply_taps_f32_avx2;
             irgrid_apply_taps_f64 = irgrid_apply_taps_f64_avx2;
             irgrid_transpose_f32 = irgrid_transpose_f32_avx2;
+            irgrid_interior8_f32 = irgrid_interior8_f32_avx2;
             irgrid_stream_taps_f32 = irgrid_stream_taps_f32_avx2;
             irgrid_deform_simd = "avx2+fma";
         }
@@ -192,6 +262,10 @@ cdef extern from *:
     typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
                                             ptrdiff_t, ptrdiff_t, const float*);
     static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
+    typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
+                                                const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
+                                                ptrdiff_t, ptrdiff_t);
+    static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
     static void irgrid_deform_select(int allow_simd) { (void)allow_simd; }
     static int irgrid_stream_taps_f32(const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n,
                                       float* dst, ptrdiff_t len) {
@@ -207,6 +281,11 @@ cdef extern from *:
     ctypedef void (*transpose_f32_fn)(const float* src, Py_ssize_t ss, float* dst, Py_ssize_t ds, Py_ssize_t r0,
                                       Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1, const float* bias) noexcept nogil
     transpose_f32_fn irgrid_transpose_f32
+    ctypedef unsigned (*interior8_f32_fn)(const float* x, const float* base_y, const float* base_x,
+                                          const float* off_y, const float* off_x, const float* mask, Py_ssize_t H,
+                                          Py_ssize_t W, Py_ssize_t sy, Py_ssize_t sx, float* dst, Py_ssize_t dst_step,
+                                          Py_ssize_t length) noexcept nogil
+    interior8_f32_fn irgrid_interior8_f32
     int irgrid_stream_taps_f32(const float* x, const Py_ssize_t* off, const float* w, Py_ssize_t n, float* dst,
                                Py_ssize_t length) noexcept nogil
     void irgrid_store_fence() noexcept nogil
@@ -342,6 +421,14 @@ cdef inline void sample_rank(const floating* x, const floating* offsets, const f
     cdef floating pos
     cdef PointStatus status
     cdef floating* dst
+    cdef float fy[8]
+    cdef float fx[8]
+    cdef const float* off_y
+    cdef const float* off_x
+    cdef const float* scale
+    cdef unsigned long todo
+    cdef unsigned left
+    cdef bint interior8 = False
     for p in range(start, stop):
         rest = p
         for d in range(rank - 1, -1, -1):
@@ -351,12 +438,37 @@ cdef inline void sample_rank(const floating* x, const floating* offsets, const f
         c_first = g * offset_channels
         c_end = c_first + offset_channels
         gc_first = c_first // group_channels
+        if floating is float:  # 2-D f32, the offset group within one convolution group, cached stores
+            interior8 = (rank == 2 and not stream and irgrid_interior8_f32 != NULL
+                         and c_end <= (gc_first + 1) * group_channels)
         for d in range(rank):
             kidx[d] = 0
             koff[d] = 0
         for k in range(kernel_size):
             tap = g * kernel_size + k
+            todo = (<unsigned long>1 << (stop - start)) - 1  # points left to the scalar path
+            if floating is float:
+                q = 0
+                while interior8 and q + 8 <= stop - start:
+                    for j in range(8):
+                        fy[j] = <float>(base[(q + j) * 2] + koff[0])
+                        fx[j] = <float>(base[(q + j) * 2 + 1] + koff[1])
+                    off_y = off_x = scale = NULL
+                    if has_offsets:
+                        off_y = offsets + tap * 2 * points + start + q
+                        off_x = off_y + points
+                    if has_mask:
+                        scale = mask + tap * points + start + q
+                    left = irgrid_interior8_f32(x + c_first, fy, fx, off_y, off_x, scale, in_dims[0], in_dims[1],
+                                                in_strides[0], in_strides[1],
+                                                col + gc_first * block + (start + q - tile_start) * row_length
+                                                + k * group_channels + c_first - gc_first * group_channels,
+                                                row_length, offset_channels)
+                    todo &= ~(<unsigned long>(~left & 0xFF) << q)
+                    q += 8
             for p in range(start, stop):
+                if not (todo >> (p - start)) & 1:
+                    continue
                 status = POINT_OK
                 for d in range(rank):
                     pos = <floating>(base[(p - start) * rank + d] + koff[d])
