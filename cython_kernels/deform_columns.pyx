@@ -12,11 +12,12 @@ group's block (points, K * Cg) is what the GEMM reads as the transposed right op
 (output point, kernel tap, offset group) the taps and weights (mask included) are computed once and
 applied to all the group's channels with vector loads and contiguous stores (AVX2+FMA where the CPU
 has it, chosen at import; plain C otherwise). Every column value is computed the same way whatever
-the chunking, so results never depend on the thread count. In 2-D f32 (AVX2 build, cached stores)
-the points whose 4 taps are all inside take their coordinates 8 at a time (irgrid_interior8_f32,
-the same products and sums, so the same bits); the others take the scalar path. On dcn_64 (C = 64,
-with mask) that cut callgrind's count per call from 13.7 to 4.3 million instructions and one
-thread's time from about 1.1 to 0.7 ms (Zen 4; 2.2 ms before the taps-outer chunk order).
+the chunking, so results never depend on the thread count. In 2-D f32 (AVX2 build) the points
+whose 4 taps are all inside take their coordinates 8 at a time (irgrid_interior8_f32, the same
+products and sums, so the same bits); the others take the scalar path. On dcn_64 (C = 64, with
+mask) callgrind counts 18.4 million instructions per call for the point-major scalar loop, 13.7
+with kernel taps outer and the 2-D taps unrolled, 4.3 with the 8-point path; one thread took about
+2.2, 1.1 and 0.65 ms (Zen 4).
 
 Boundary rules (docs/semantics.md, "DeformConv"):
 - BOUNDARY_ZEROS (ONNX DeformConv, OpenVINO bilinear_interpolation_pad=true): taps floor(x) and
@@ -179,12 +180,13 @@ cdef extern from *:
        for the points whose 4 taps are all inside: 0 <= floor(y) <= H - 2 with y not an integer,
        likewise x (the same taps under both boundary rules). The coordinates of the 8 points are
        computed at once with the scalar path's products and sums (linear_taps, point_taps, the tap
-       loop), so the columns are the same bits. Returns the bit mask of the points left to the
-       caller (NaN, outside, on an edge or at an integer coordinate). */
+       loop), so the columns are the same bits; with non-temporal stores when `stream` and a row is
+       32-byte aligned with len a multiple of 8 (the caller fences). Returns the bit mask of the
+       points left to the caller (NaN, outside, on an edge or at an integer coordinate). */
     __attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
             const float* x, const float* base_y, const float* base_x, const float* off_y, const float* off_x,
             const float* mask, ptrdiff_t H, ptrdiff_t W, ptrdiff_t sy, ptrdiff_t sx, float* dst,
-            ptrdiff_t dst_step, ptrdiff_t len) {
+            ptrdiff_t dst_step, ptrdiff_t len, int stream) {
         __m256 py = _mm256_loadu_ps(base_y), px = _mm256_loadu_ps(base_x);
         const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
         float w[4][8];
@@ -225,10 +227,18 @@ cdef extern from *:
             const __m256 v0 = _mm256_set1_ps(w0), v1 = _mm256_set1_ps(w1);
             const __m256 v2 = _mm256_set1_ps(w2), v3 = _mm256_set1_ps(w3);
             float* out = dst + q * dst_step;
-            for (j = 0; j + 8 <= len; j += 8)
-                _mm256_storeu_ps(out + j, _mm256_add_ps(
-                    _mm256_add_ps(_mm256_mul_ps(v0, _mm256_loadu_ps(a + j)), _mm256_mul_ps(v1, _mm256_loadu_ps(b + j))),
-                    _mm256_add_ps(_mm256_mul_ps(v2, _mm256_loadu_ps(c + j)), _mm256_mul_ps(v3, _mm256_loadu_ps(d + j)))));
+            const int nt = stream && !(len & 7) && !((size_t)out & 31);
+            for (j = 0; j + 8 <= len; j += 8) {
+                const __m256 ab = _mm256_add_ps(_mm256_mul_ps(v0, _mm256_loadu_ps(a + j)),
+                                                _mm256_mul_ps(v1, _mm256_loadu_ps(b + j)));
+                const __m256 cd = _mm256_add_ps(_mm256_mul_ps(v2, _mm256_loadu_ps(c + j)),
+                                                _mm256_mul_ps(v3, _mm256_loadu_ps(d + j)));
+                const __m256 v = _mm256_add_ps(ab, cd);
+                if (nt)
+                    _mm256_stream_ps(out + j, v);
+                else
+                    _mm256_storeu_ps(out + j, v);
+            }
             for (; j < len; j++)
                 out[j] = (w0 * a[j] + w1 * b[j]) + (w2 * c[j] + w3 * d[j]);
         }
@@ -236,7 +246,7 @@ cdef extern from *:
     }
     typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
                                                 const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
-                                                ptrdiff_t, ptrdiff_t);
+                                                ptrdiff_t, ptrdiff_t, int);
     static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
     typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
                                             ptrdiff_t, ptrdiff_t, const float*);
@@ -264,7 +274,7 @@ cdef extern from *:
     static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
     typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
                                                 const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
-                                                ptrdiff_t, ptrdiff_t);
+                                                ptrdiff_t, ptrdiff_t, int);
     static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
     static void irgrid_deform_select(int allow_simd) { (void)allow_simd; }
     static int irgrid_stream_taps_f32(const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n,
@@ -284,7 +294,7 @@ cdef extern from *:
     ctypedef unsigned (*interior8_f32_fn)(const float* x, const float* base_y, const float* base_x,
                                           const float* off_y, const float* off_x, const float* mask, Py_ssize_t H,
                                           Py_ssize_t W, Py_ssize_t sy, Py_ssize_t sx, float* dst, Py_ssize_t dst_step,
-                                          Py_ssize_t length) noexcept nogil
+                                          Py_ssize_t length, int stream) noexcept nogil
     interior8_f32_fn irgrid_interior8_f32
     int irgrid_stream_taps_f32(const float* x, const Py_ssize_t* off, const float* w, Py_ssize_t n, float* dst,
                                Py_ssize_t length) noexcept nogil
@@ -438,8 +448,8 @@ cdef inline void sample_rank(const floating* x, const floating* offsets, const f
         c_first = g * offset_channels
         c_end = c_first + offset_channels
         gc_first = c_first // group_channels
-        if floating is float:  # 2-D f32, the offset group within one convolution group, cached stores
-            interior8 = (rank == 2 and not stream and irgrid_interior8_f32 != NULL
+        if floating is float:  # 2-D f32, the offset group within one convolution group (streamed or not)
+            interior8 = (rank == 2 and irgrid_interior8_f32 != NULL
                          and c_end <= (gc_first + 1) * group_channels)
         for d in range(rank):
             kidx[d] = 0
@@ -463,7 +473,7 @@ cdef inline void sample_rank(const floating* x, const floating* offsets, const f
                                                 in_strides[0], in_strides[1],
                                                 col + gc_first * block + (start + q - tile_start) * row_length
                                                 + k * group_channels + c_first - gc_first * group_channels,
-                                                row_length, offset_channels)
+                                                row_length, offset_channels, stream)
                     todo &= ~(<unsigned long>(~left & 0xFF) << q)
                     q += 8
             for p in range(start, stop):

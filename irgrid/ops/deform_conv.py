@@ -34,14 +34,18 @@ blocks), so a sampling tap reads a contiguous run of channels; a Cython deformab
 group), tile by tile (at most TILE_BYTES with its GEMM block; one tile is fastest), with
 non-temporal stores when the tile outgrows the caches and the GEMM is compute-bound
 (STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group
-(irgrid/gemm.py). Below FILTERS_FIRST output channels per group it is columns times the reordered
-filters transposed, a (tile, oC / group) block that a blocked transpose writes into the output with
-the bias added; from there filters times columns transposed writes the output layout directly, the
-bias added inside the MatMul. Measured on Zen 4 (2 threads, min of interleaved runs, ms): dcn_64
-(C = oC = 64, 64 x 64, mask) transpose in 0.08, im2col 0.65-0.8, GEMM 1.45-1.7 (180-208 GFLOP/s),
-transpose out 0.09; the neck (C = oC = 256, 50 x 68) transpose in 0.3, im2col 1.55, GEMM 19.2-19.5
-(~206 GFLOP/s, as the benchmark's SGEMM line), no transpose. The neck's GEMM is 4.01
-GFLOP, so at that rate it alone takes ~19.5 ms: the op cannot go much below 21 ms this way.
+(irgrid/gemm.py). Below FILTERS_FIRST output channels per group it is columns times the filters
+reordered to (K * C / group, oC / group), a (tile, oC / group) block that a blocked transpose writes
+into the output with the bias added; from there filters times columns transposed writes the output
+layout directly, the bias added inside the MatMul. The transposes run on one thread up to
+TRANSPOSE_PARALLEL_BYTES. Measured on Zen 4 (2 threads, min of interleaved runs on a machine other
+jobs shared, ms): dcn_64 (C = oC = 64, 64 x 64, mask) both transposes 0.25-0.27, im2col 0.55-0.8
+(streamed; 1.1-1.2 before the 8-point 2-D path), GEMM 1.5-1.9 (160-200 GFLOP/s), the layer
+2.8-2.9 (OpenVINO's DeformableConvolution 2.6-2.7); the neck (C = oC = 256, 50 x 68) transpose in
+0.3, im2col 1.55 (before the 8-point path), GEMM 19.2-19.5 (~206 GFLOP/s, as the benchmark's
+SGEMM line), no transpose. The neck's GEMM is 4.01 GFLOP, so at that rate it alone takes ~19.5 ms:
+the op cannot go much below 21 ms this way; dcn_64's is 0.30 GFLOP (~1.5 ms), so there the GEMM
+is about 60% of the layer.
 f32 and f64 run natively; f16 and bf16 in f32.
 """
 from __future__ import annotations
@@ -68,18 +72,26 @@ from .common import array_infos, compute_dtype, merge_dim, output_buffer, requir
 # the memory goal allows.
 TILE_BYTES = 64 * 2**20
 
-# A column tile larger than this is written with non-temporal stores (it would not stay in the
-# 32 MiB L3 beside the data and filters anyway): on Zen 4 the neck case's 31 MiB tile took 1.55 ms
-# instead of 2.2 (im2col + GEMM 20.4 ms against 21.3); dcn_64's 9 MiB one gained nothing.
-STREAM_BYTES = 16 * 2**20
+# A column tile larger than this is written with non-temporal stores (far beyond the 1 MiB L2s, and
+# the cached stores' line reads cost as much as the writes): on Zen 4 the neck case's 31 MiB tile
+# took 1.55 ms instead of 2.2 (im2col + GEMM 20.4 ms against 21.3). dcn_64's 9 MiB tile gained
+# nothing while its im2col was bound by scalar work; since the 2-D path takes 8 points at a time
+# (cython_kernels/deform_columns.pyx) its stores bound it, and streaming made the whole layer 10%
+# faster (median of 6 interleaved rounds, 2 threads, shared machine: 3.19 ms against 3.54; the
+# im2col alone 0.25-0.3 ms faster at one thread, the GEMM reading the tile back unchanged).
+STREAM_BYTES = 4 * 2**20
 # ... when the GEMM does enough work per column value (2 * oC / group flops) to hide reading the
 # tile back from memory: the 3-D case (16 channels, a 28 MiB tile) was 7% slower streamed.
 STREAM_MIN_CHANNELS = 64
 
 # From this many output channels per group the GEMM runs filters times columns transposed, giving
 # the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
-# times filters transposed and a transpose. Measured on Zen 4, 2 threads, GEMM plus transpose:
-# oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25% slower.
+# times the (K * C / group, oC / group) filters and a transpose. Measured on Zen 4, 2 threads, GEMM
+# plus transpose: oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25%
+# slower. Re-measured for dcn_64 (4096 x 576 x 64, 3 interleaved runs of 60): filters first 4-5%
+# slower than columns first with the filters transposed; columns first with the (K * C, oC) filters
+# (no transposed operand) and the one-thread transpose 5-8% faster than that; the neck's 3400 x 2304
+# x 256 filters first 3.5% faster.
 FILTERS_FIRST = 256
 
 # The transposes in and out run on one thread up to this many bytes: waking OpenMP's second thread
@@ -278,9 +290,10 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
 
     Without offsets every sampling point is a grid point (a plain convolution on the same path).
     Per item: the data channels-last; per tile of output points the column matrix, point-major per
-    group (groups, tile, K * C / groups); per group one GEMM, columns times the filters (reordered to
-    (oC / groups, K, C / groups)) transposed, into a (tile, oC / groups) block that is transposed
-    into the output with the bias added.
+    group (groups, tile, K * C / groups); per group one GEMM, columns times the filters reordered to
+    (K, C / groups, oC / groups) into a (tile, oC / groups) block that is transposed into the output
+    with the bias added, or from FILTERS_FIRST output channels per group the filters (oC / groups,
+    K, C / groups) times the columns transposed, straight into the output.
     """
     from .._kernels.deform_columns import deformable_columns, transpose
 
