@@ -12,7 +12,12 @@ group's block (points, K * Cg) is what the GEMM reads as the transposed right op
 (output point, kernel tap, offset group) the taps and weights (mask included) are computed once and
 applied to all the group's channels with vector loads and contiguous stores (AVX2+FMA where the CPU
 has it, chosen at import; plain C otherwise). Every column value is computed the same way whatever
-the chunking, so results never depend on the thread count.
+the chunking, so results never depend on the thread count. In 2-D f32 (AVX2 build) the points
+whose 4 taps are all inside take their coordinates 8 at a time (irgrid_interior8_f32, the same
+products and sums, so the same bits); the others take the scalar path. On dcn_64 (C = 64, with
+mask) callgrind counts 18.4 million instructions per call for the point-major scalar loop, 13.7
+with kernel taps outer and the 2-D taps unrolled, 4.3 with the 8-point path; one thread took about
+2.2, 1.1 and 0.65 ms (Zen 4).
 
 Boundary rules (docs/semantics.md, "DeformConv"):
 - BOUNDARY_ZEROS (ONNX DeformConv, OpenVINO bilinear_interpolation_pad=true): taps floor(x) and
@@ -170,6 +175,79 @@ cdef extern from *:
                 dst[c * ds + rr] = bias ? src[rr * ss + c] + bias[c] : src[rr * ss + c];
         }
     }
+    /* The column rows of 8 consecutive output points at one kernel tap of a 2-D f32 layer (y =
+       base_y + off_y, x likewise, off_* NULL without offsets, mask NULL without a mask), written
+       for the points whose 4 taps are all inside: 0 <= floor(y) <= H - 2 with y not an integer,
+       likewise x (the same taps under both boundary rules). The coordinates of the 8 points are
+       computed at once with the scalar path's products and sums (linear_taps, point_taps, the tap
+       loop), so the columns are the same bits; with non-temporal stores when `stream` and a row is
+       32-byte aligned with len a multiple of 8 (the caller fences). Returns the bit mask of the
+       points left to the caller (NaN, outside, on an edge or at an integer coordinate). */
+    __attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
+            const float* x, const float* base_y, const float* base_x, const float* off_y, const float* off_x,
+            const float* mask, ptrdiff_t H, ptrdiff_t W, ptrdiff_t sy, ptrdiff_t sx, float* dst,
+            ptrdiff_t dst_step, ptrdiff_t len, int stream) {
+        __m256 py = _mm256_loadu_ps(base_y), px = _mm256_loadu_ps(base_x);
+        const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+        float w[4][8];
+        int iy[8], ix[8];
+        ptrdiff_t q, j;
+        if (off_y) {
+            py = _mm256_add_ps(py, _mm256_loadu_ps(off_y));
+            px = _mm256_add_ps(px, _mm256_loadu_ps(off_x));
+        }
+        const __m256 ly = _mm256_floor_ps(py), lx = _mm256_floor_ps(px);
+        const __m256 fy = _mm256_sub_ps(py, ly), fx = _mm256_sub_ps(px, lx);
+        __m256 ok = _mm256_and_ps(_mm256_cmp_ps(ly, zero, _CMP_GE_OQ),
+                                  _mm256_cmp_ps(ly, _mm256_set1_ps((float)(H - 2)), _CMP_LE_OQ));
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(fy, zero, _CMP_NEQ_OQ));
+        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(lx, zero, _CMP_GE_OQ),
+                                             _mm256_cmp_ps(lx, _mm256_set1_ps((float)(W - 2)), _CMP_LE_OQ)));
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(fx, zero, _CMP_NEQ_OQ));
+        const unsigned inside = (unsigned)_mm256_movemask_ps(ok);
+        if (!inside)
+            return 0xFFu;
+        const __m256 scale = mask ? _mm256_loadu_ps(mask) : one;
+        const __m256 wy0 = _mm256_mul_ps(scale, _mm256_sub_ps(one, fy)), wy1 = _mm256_mul_ps(scale, fy);
+        const __m256 wx0 = _mm256_sub_ps(one, fx);
+        _mm256_storeu_ps(w[0], _mm256_mul_ps(wy0, wx0));
+        _mm256_storeu_ps(w[1], _mm256_mul_ps(wy1, wx0));
+        _mm256_storeu_ps(w[2], _mm256_mul_ps(wy0, fx));
+        _mm256_storeu_ps(w[3], _mm256_mul_ps(wy1, fx));
+        _mm256_storeu_si256((__m256i*)iy, _mm256_cvttps_epi32(_mm256_and_ps(ok, ly)));  /* 0 where not inside */
+        _mm256_storeu_si256((__m256i*)ix, _mm256_cvttps_epi32(_mm256_and_ps(ok, lx)));
+        for (q = 0; q < 8; q++) {
+            if (!((inside >> q) & 1u))
+                continue;
+            const float* a = x + iy[q] * sy + ix[q] * sx;
+            const float* b = a + sy;
+            const float* c = a + sx;
+            const float* d = a + sy + sx;
+            const float w0 = w[0][q], w1 = w[1][q], w2 = w[2][q], w3 = w[3][q];
+            const __m256 v0 = _mm256_set1_ps(w0), v1 = _mm256_set1_ps(w1);
+            const __m256 v2 = _mm256_set1_ps(w2), v3 = _mm256_set1_ps(w3);
+            float* out = dst + q * dst_step;
+            const int nt = stream && !(len & 7) && !((size_t)out & 31);
+            for (j = 0; j + 8 <= len; j += 8) {
+                const __m256 ab = _mm256_add_ps(_mm256_mul_ps(v0, _mm256_loadu_ps(a + j)),
+                                                _mm256_mul_ps(v1, _mm256_loadu_ps(b + j)));
+                const __m256 cd = _mm256_add_ps(_mm256_mul_ps(v2, _mm256_loadu_ps(c + j)),
+                                                _mm256_mul_ps(v3, _mm256_loadu_ps(d + j)));
+                const __m256 v = _mm256_add_ps(ab, cd);
+                if (nt)
+                    _mm256_stream_ps(out + j, v);
+                else
+                    _mm256_storeu_ps(out + j, v);
+            }
+            for (; j < len; j++)
+                out[j] = (w0 * a[j] + w1 * b[j]) + (w2 * c[j] + w3 * d[j]);
+        }
+        return ~inside & 0xFFu;
+    }
+    typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
+                                                const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
+                                                ptrdiff_t, ptrdiff_t, int);
+    static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
     typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
                                             ptrdiff_t, ptrdiff_t, const float*);
     static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
@@ -177,6 +255,7 @@ cdef extern from *:
         irgrid_apply_taps_f32 = irgrid_apply_taps_f32_base;
         irgrid_apply_taps_f64 = irgrid_apply_taps_f64_base;
         irgrid_transpose_f32 = 0;
+        irgrid_interior8_f32 = 0;
         irgrid_stream_taps_f32 = irgrid_stream_taps_f32_none;
         irgrid_deform_simd = "baseline";
         __builtin_cpu_init();
@@ -184,6 +263,7 @@ cdef extern from *:
             irgrid_apply_taps_f32 = irgrid_apply_taps_f32_avx2;
             irgrid_apply_taps_f64 = irgrid_apply_taps_f64_avx2;
             irgrid_transpose_f32 = irgrid_transpose_f32_avx2;
+            irgrid_interior8_f32 = irgrid_interior8_f32_avx2;
             irgrid_stream_taps_f32 = irgrid_stream_taps_f32_avx2;
             irgrid_deform_simd = "avx2+fma";
         }
@@ -192,6 +272,10 @@ cdef extern from *:
     typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
                                             ptrdiff_t, ptrdiff_t, const float*);
     static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
+    typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
+                                                const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
+                                                ptrdiff_t, ptrdiff_t, int);
+    static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
     static void irgrid_deform_select(int allow_simd) { (void)allow_simd; }
     static int irgrid_stream_taps_f32(const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n,
                                       float* dst, ptrdiff_t len) {
@@ -207,6 +291,11 @@ cdef extern from *:
     ctypedef void (*transpose_f32_fn)(const float* src, Py_ssize_t ss, float* dst, Py_ssize_t ds, Py_ssize_t r0,
                                       Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1, const float* bias) noexcept nogil
     transpose_f32_fn irgrid_transpose_f32
+    ctypedef unsigned (*interior8_f32_fn)(const float* x, const float* base_y, const float* base_x,
+                                          const float* off_y, const float* off_x, const float* mask, Py_ssize_t H,
+                                          Py_ssize_t W, Py_ssize_t sy, Py_ssize_t sx, float* dst, Py_ssize_t dst_step,
+                                          Py_ssize_t length, int stream) noexcept nogil
+    interior8_f32_fn irgrid_interior8_f32
     int irgrid_stream_taps_f32(const float* x, const Py_ssize_t* off, const float* w, Py_ssize_t n, float* dst,
                                Py_ssize_t length) noexcept nogil
     void irgrid_store_fence() noexcept nogil
@@ -229,7 +318,8 @@ cdef enum Boundary:
     BOUNDARY_EDGE = 1
 
 # Output points per work chunk: each chunk writes its points' full column rows.
-cdef Py_ssize_t CHUNK_POINTS = 16
+cdef enum:
+    CHUNK_POINTS = 16
 
 
 cdef inline Py_ssize_t floor_index(floating x) noexcept nogil:
@@ -283,7 +373,14 @@ cdef inline Py_ssize_t point_taps(const Py_ssize_t* dim_off, const floating* dim
     tap (so the last dim varies slowest). Returns the tap count, a power of two."""
     cdef Py_ssize_t d, e, count = 1
     cdef Py_ssize_t lo_off, hi_off
-    cdef floating lo_w, hi_w
+    cdef floating lo_w, hi_w, w0_lo, w0_hi
+    if rank == 2 and dim_n[0] == 2 and dim_n[1] == 2:  # the common 2-D case unrolled, same products
+        w0_lo, w0_hi = scale * dim_w[0], scale * dim_w[1]
+        off[0], wt[0] = dim_off[0] + dim_off[2], w0_lo * dim_w[2]
+        off[1], wt[1] = dim_off[1] + dim_off[2], w0_hi * dim_w[2]
+        off[2], wt[2] = dim_off[0] + dim_off[3], w0_lo * dim_w[3]
+        off[3], wt[3] = dim_off[1] + dim_off[3], w0_hi * dim_w[3]
+        return 4
     off[0] = 0
     wt[0] = scale
     for d in range(rank):
@@ -303,21 +400,26 @@ cdef inline Py_ssize_t point_taps(const Py_ssize_t* dim_off, const floating* dim
     return count
 
 
-cdef void sample_points(const floating* x, const floating* offsets, const floating* mask, floating* col,
-                        Py_ssize_t rank, const Py_ssize_t* in_dims, const Py_ssize_t* in_strides,
-                        const Py_ssize_t* out_dims, const Py_ssize_t* kernel, const Py_ssize_t* strides,
-                        const Py_ssize_t* dilations, const Py_ssize_t* pads_begin, Py_ssize_t channels,
-                        Py_ssize_t points, Py_ssize_t kernel_size, Py_ssize_t groups, Py_ssize_t offset_groups,
-                        bint has_offsets, bint has_mask, int boundary, Py_ssize_t tile_start,
-                        Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop, bint stream) noexcept nogil:
-    """Column rows of output points [start, stop) (absolute indices) for every group.
+cdef inline void sample_rank(const floating* x, const floating* offsets, const floating* mask, floating* col,
+                             Py_ssize_t rank, const Py_ssize_t* in_dims, const Py_ssize_t* in_strides,
+                             const Py_ssize_t* out_dims, const Py_ssize_t* kernel, const Py_ssize_t* strides,
+                             const Py_ssize_t* dilations, const Py_ssize_t* pads_begin, Py_ssize_t channels,
+                             Py_ssize_t points, Py_ssize_t kernel_size, Py_ssize_t groups,
+                             Py_ssize_t offset_groups, bint has_offsets, bint has_mask, int boundary,
+                             Py_ssize_t tile_start, Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop,
+                             bint stream) noexcept nogil:
+    """Column rows of output points [start, stop) (absolute indices, at most CHUNK_POINTS) for every
+    group; inlined per rank by sample_points, so the per-dim loops of the common ranks unroll.
 
     x: (*in_dims, C); in_strides: element strides of the spatial dims in x (channels included);
     offsets: (G * K * rank, points); mask: (G * K, points); col: (groups, tile_points, K * Cg)
-    holding points [tile_start, tile_start + tile_points).
+    holding points [tile_start, tile_start + tile_points). Kernel taps outer, points inner: a tap's
+    offset and mask rows are read contiguously (walking every tap per point touched G * K * (r + 1)
+    rows `points` apart, often a multiple of 4 KiB, so all in one L1 set).
     """
-    cdef Py_ssize_t base[MAX_RANK]  # o_d * stride_d - pad_begin_d
+    cdef Py_ssize_t base[CHUNK_POINTS * MAX_RANK]  # o_d * stride_d - pad_begin_d per point of the chunk
     cdef Py_ssize_t kidx[MAX_RANK]  # kernel tap index per dim (an odometer over k)
+    cdef Py_ssize_t koff[MAX_RANK]  # kidx_d * dilation_d
     cdef Py_ssize_t tap_off[MAX_TAPS]
     cdef floating tap_w[MAX_TAPS]
     cdef Py_ssize_t dim_off[2 * MAX_RANK]
@@ -329,21 +431,57 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
     cdef floating pos
     cdef PointStatus status
     cdef floating* dst
+    cdef float fy[8]
+    cdef float fx[8]
+    cdef const float* off_y
+    cdef const float* off_x
+    cdef const float* scale
+    cdef unsigned long todo
+    cdef unsigned left
+    cdef bint interior8 = False
+    for p in range(start, stop):
+        rest = p
+        for d in range(rank - 1, -1, -1):
+            base[(p - start) * rank + d] = (rest % out_dims[d]) * strides[d] - pads_begin[d]
+            rest = rest // out_dims[d]
     for g in range(offset_groups):
         c_first = g * offset_channels
         c_end = c_first + offset_channels
         gc_first = c_first // group_channels
-        for p in range(start, stop):
-            rest = p
-            for d in range(rank - 1, -1, -1):
-                base[d] = (rest % out_dims[d]) * strides[d] - pads_begin[d]
-                rest = rest // out_dims[d]
-                kidx[d] = 0
-            for k in range(kernel_size):
+        if floating is float:  # 2-D f32, the offset group within one convolution group (streamed or not)
+            interior8 = (rank == 2 and irgrid_interior8_f32 != NULL
+                         and c_end <= (gc_first + 1) * group_channels)
+        for d in range(rank):
+            kidx[d] = 0
+            koff[d] = 0
+        for k in range(kernel_size):
+            tap = g * kernel_size + k
+            todo = (<unsigned long>1 << (stop - start)) - 1  # points left to the scalar path
+            if floating is float:
+                q = 0
+                while interior8 and q + 8 <= stop - start:
+                    for j in range(8):
+                        fy[j] = <float>(base[(q + j) * 2] + koff[0])
+                        fx[j] = <float>(base[(q + j) * 2 + 1] + koff[1])
+                    off_y = off_x = scale = NULL
+                    if has_offsets:
+                        off_y = offsets + tap * 2 * points + start + q
+                        off_x = off_y + points
+                    if has_mask:
+                        scale = mask + tap * points + start + q
+                    left = irgrid_interior8_f32(x + c_first, fy, fx, off_y, off_x, scale, in_dims[0], in_dims[1],
+                                                in_strides[0], in_strides[1],
+                                                col + gc_first * block + (start + q - tile_start) * row_length
+                                                + k * group_channels + c_first - gc_first * group_channels,
+                                                row_length, offset_channels, stream)
+                    todo &= ~(<unsigned long>(~left & 0xFF) << q)
+                    q += 8
+            for p in range(start, stop):
+                if not (todo >> (p - start)) & 1:
+                    continue
                 status = POINT_OK
-                tap = g * kernel_size + k
                 for d in range(rank):
-                    pos = <floating>(base[d] + kidx[d] * dilations[d])
+                    pos = <floating>(base[(p - start) * rank + d] + koff[d])
                     if has_offsets:
                         pos = pos + offsets[(tap * rank + d) * points + p]
                     status = linear_taps(pos, in_dims[d], in_strides[d], boundary, dim_off + 2 * d, dim_w + 2 * d,
@@ -352,7 +490,7 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                         break
                     if status == POINT_ZERO:  # a NaN in a later dim still makes the point NaN
                         for q in range(d + 1, rank):
-                            pos = <floating>(base[q] + kidx[q] * dilations[q])
+                            pos = <floating>(base[(p - start) * rank + q] + koff[q])
                             if has_offsets:
                                 pos = pos + offsets[(tap * rank + q) * points + p]
                             if pos != pos:
@@ -375,11 +513,35 @@ cdef void sample_points(const floating* x, const floating* offsets, const floati
                             dst[j] = NAN if status == POINT_NAN else 0
                     c = seg_end
                     gc = gc + 1
-                for d in range(rank - 1, -1, -1):  # next kernel tap
-                    kidx[d] += 1
-                    if kidx[d] < kernel[d]:
-                        break
-                    kidx[d] = 0
+            for d in range(rank - 1, -1, -1):  # next kernel tap
+                kidx[d] += 1
+                koff[d] += dilations[d]
+                if kidx[d] < kernel[d]:
+                    break
+                kidx[d] = 0
+                koff[d] = 0
+
+
+cdef void sample_points(const floating* x, const floating* offsets, const floating* mask, floating* col,
+                        Py_ssize_t rank, const Py_ssize_t* in_dims, const Py_ssize_t* in_strides,
+                        const Py_ssize_t* out_dims, const Py_ssize_t* kernel, const Py_ssize_t* strides,
+                        const Py_ssize_t* dilations, const Py_ssize_t* pads_begin, Py_ssize_t channels,
+                        Py_ssize_t points, Py_ssize_t kernel_size, Py_ssize_t groups, Py_ssize_t offset_groups,
+                        bint has_offsets, bint has_mask, int boundary, Py_ssize_t tile_start,
+                        Py_ssize_t tile_points, Py_ssize_t start, Py_ssize_t stop, bint stream) noexcept nogil:
+    """sample_rank with the rank a constant for 2-D and 3-D."""
+    if rank == 2:
+        sample_rank(x, offsets, mask, col, 2, in_dims, in_strides, out_dims, kernel, strides, dilations,
+                    pads_begin, channels, points, kernel_size, groups, offset_groups, has_offsets, has_mask,
+                    boundary, tile_start, tile_points, start, stop, stream)
+    elif rank == 3:
+        sample_rank(x, offsets, mask, col, 3, in_dims, in_strides, out_dims, kernel, strides, dilations,
+                    pads_begin, channels, points, kernel_size, groups, offset_groups, has_offsets, has_mask,
+                    boundary, tile_start, tile_points, start, stop, stream)
+    else:
+        sample_rank(x, offsets, mask, col, rank, in_dims, in_strides, out_dims, kernel, strides, dilations,
+                    pads_begin, channels, points, kernel_size, groups, offset_groups, has_offsets, has_mask,
+                    boundary, tile_start, tile_points, start, stop, stream)
     if stream:
         irgrid_store_fence()
 

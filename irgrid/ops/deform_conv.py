@@ -34,14 +34,18 @@ blocks), so a sampling tap reads a contiguous run of channels; a Cython deformab
 group), tile by tile (at most TILE_BYTES with its GEMM block; one tile is fastest), with
 non-temporal stores when the tile outgrows the caches and the GEMM is compute-bound
 (STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group
-(irgrid/gemm.py). Below FILTERS_FIRST output channels per group it is columns times the reordered
-filters transposed, a (tile, oC / group) block that a blocked transpose writes into the output with
-the bias added; from there filters times columns transposed writes the output layout directly, the
-bias added inside the MatMul. Measured on Zen 4 (2 threads, min of interleaved runs, ms): dcn_64
-(C = oC = 64, 64 x 64, mask) transpose in 0.08, im2col 0.65-0.8, GEMM 1.45-1.7 (180-208 GFLOP/s),
-transpose out 0.09; the neck (C = oC = 256, 50 x 68) transpose in 0.3, im2col 1.55, GEMM 19.2-19.5
-(~206 GFLOP/s, as the benchmark's SGEMM line), no transpose. The neck's GEMM is 4.01
-GFLOP, so at that rate it alone takes ~19.5 ms: the op cannot go much below 21 ms this way.
+(irgrid/gemm.py). Below FILTERS_FIRST output channels per group it is columns times the filters
+reordered to (K * C / group, oC / group), a (tile, oC / group) block that a blocked transpose writes
+into the output with the bias added; from there filters times columns transposed writes the output
+layout directly, the bias added inside the MatMul. The transposes run on one thread up to
+TRANSPOSE_PARALLEL_BYTES. Measured on Zen 4 (2 threads, min of interleaved runs on a machine other
+jobs shared, ms): dcn_64 (C = oC = 64, 64 x 64, mask) both transposes 0.25-0.27, im2col 0.55-0.8
+(streamed; 1.1-1.2 before the 8-point 2-D path), GEMM 1.5-1.9 (160-200 GFLOP/s), the layer
+2.8-2.9 (OpenVINO's DeformableConvolution 2.6-2.7); the neck (C = oC = 256, 50 x 68) transpose in
+0.3, im2col 1.55 (before the 8-point path), GEMM 19.2-19.5 (~206 GFLOP/s, as the benchmark's
+SGEMM line), no transpose. The neck's GEMM is 4.01 GFLOP, so at that rate it alone takes ~19.5 ms:
+the op cannot go much below 21 ms this way; dcn_64's is 0.30 GFLOP (~1.5 ms), so there the GEMM
+is about 60% of the layer.
 f32 and f64 run natively; f16 and bf16 in f32.
 """
 from __future__ import annotations
@@ -68,19 +72,33 @@ from .common import array_infos, compute_dtype, merge_dim, output_buffer, requir
 # the memory goal allows.
 TILE_BYTES = 64 * 2**20
 
-# A column tile larger than this is written with non-temporal stores (it would not stay in the
-# 32 MiB L3 beside the data and filters anyway): on Zen 4 the neck case's 31 MiB tile took 1.55 ms
-# instead of 2.2 (im2col + GEMM 20.4 ms against 21.3); dcn_64's 9 MiB one gained nothing.
-STREAM_BYTES = 16 * 2**20
+# A column tile larger than this is written with non-temporal stores (far beyond the 1 MiB L2s, and
+# the cached stores' line reads cost as much as the writes): on Zen 4 the neck case's 31 MiB tile
+# took 1.55 ms instead of 2.2 (im2col + GEMM 20.4 ms against 21.3). dcn_64's 9 MiB tile gained
+# nothing while its im2col was bound by scalar work; since the 2-D path takes 8 points at a time
+# (cython_kernels/deform_columns.pyx) its stores bound it, and streaming made the whole layer 10%
+# faster (median of 6 interleaved rounds, 2 threads, shared machine: 3.19 ms against 3.54; the
+# im2col alone 0.25-0.3 ms faster at one thread, the GEMM reading the tile back unchanged).
+STREAM_BYTES = 4 * 2**20
 # ... when the GEMM does enough work per column value (2 * oC / group flops) to hide reading the
 # tile back from memory: the 3-D case (16 channels, a 28 MiB tile) was 7% slower streamed.
 STREAM_MIN_CHANNELS = 64
 
 # From this many output channels per group the GEMM runs filters times columns transposed, giving
 # the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
-# times filters transposed and a transpose. Measured on Zen 4, 2 threads, GEMM plus transpose:
-# oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25% slower.
+# times the (K * C / group, oC / group) filters and a transpose. Measured on Zen 4, 2 threads, GEMM
+# plus transpose: oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25%
+# slower. Re-measured for dcn_64 (4096 x 576 x 64, 3 interleaved runs of 60): filters first 4-5%
+# slower than columns first with the filters transposed; columns first with the (K * C, oC) filters
+# (no transposed operand) and the one-thread transpose 5-8% faster than that; the neck's 3400 x 2304
+# x 256 filters first 3.5% faster.
 FILTERS_FIRST = 256
+
+# The transposes in and out run on one thread up to this many bytes: waking OpenMP's second thread
+# costs more than it saves there (Zen 4, after an OpenVINO MatMul: (64, 4096) -> (4096, 64) 0.07 ms on
+# one thread, 0.085 on two; (4096, 64) -> (64, 4096) 0.14 against 0.17; the neck's 3.3 MiB 0.29
+# against 0.23).
+TRANSPOSE_PARALLEL_BYTES = 2 * 2**20
 
 AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
              "same_lower": "same_lower"}
@@ -272,9 +290,10 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
 
     Without offsets every sampling point is a grid point (a plain convolution on the same path).
     Per item: the data channels-last; per tile of output points the column matrix, point-major per
-    group (groups, tile, K * C / groups); per group one GEMM, columns times the filters (reordered to
-    (oC / groups, K, C / groups)) transposed, into a (tile, oC / groups) block that is transposed
-    into the output with the bias added.
+    group (groups, tile, K * C / groups); per group one GEMM, columns times the filters reordered to
+    (K, C / groups, oC / groups) into a (tile, oC / groups) block that is transposed into the output
+    with the bias added, or from FILTERS_FIRST output channels per group the filters (oC / groups,
+    K, C / groups) times the columns transposed, straight into the output.
     """
     from .._kernels.deform_columns import deformable_columns, transpose
 
@@ -288,8 +307,11 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     y = output_buffer(out if x.dtype == dtype else (), 0, (n, out_channels, *out_dims), dtype)
     y_points = y.reshape(n, out_channels, points)
     per_group, group_rows = out_channels // group, kernel_size * (channels // group)
-    weights = np.asarray(w, dtype).reshape(group, per_group, -1, kernel_size).transpose(0, 1, 3, 2)
-    weights = np.ascontiguousarray(weights).reshape(group, per_group, group_rows)  # (k, c) order, as the columns
+    filters_first = per_group >= FILTERS_FIRST
+    # (k, c) order, as the columns: (oC / group, K * C / group) filters first, else its transpose
+    weights = np.asarray(w, dtype).reshape(group, per_group, -1, kernel_size)
+    weights = np.ascontiguousarray(weights.transpose(0, 1, 3, 2) if filters_first else weights.transpose(0, 3, 2, 1))
+    weights = weights.reshape((group, per_group, group_rows) if filters_first else (group, group_rows, per_group))
     bias = None if bias is None or bias.size == 0 else np.ascontiguousarray(bias, dtype)
     elements, tile = _work_layout(channels, plane, kernel_size, per_group, points, dtype.itemsize)
     work = scratch(elements, dtype)
@@ -299,9 +321,11 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     dummy = np.zeros(1, dtype)
     spatial = [np.array(values, dtype=np.intp) for values in
                (in_dims, out_dims, geometry.kernel, geometry.strides, geometry.dilations, geometry.pads_begin)]
+    in_threads = threads if data.nbytes > TRANSPOSE_PARALLEL_BYTES else 1
+    out_threads = threads if tile * per_group * dtype.itemsize > TRANSPOSE_PARALLEL_BYTES else 1
     for item in range(n):
         transpose(np.ascontiguousarray(x[item], dtype).reshape(channels, plane), data.reshape(plane, channels), None,
-                  threads)
+                  in_threads)
         offsets_flat = dummy if offsets is None else np.ascontiguousarray(offsets[item], dtype).reshape(-1)
         mask_flat = dummy if mask is None else np.ascontiguousarray(mask[item], dtype).reshape(-1)
         for start in range(0, points, tile):
@@ -313,13 +337,13 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
             for g in range(group):
                 rows = slice(g * per_group, (g + 1) * per_group)
                 group_bias = None if bias is None else bias[rows]
-                if per_group >= FILTERS_FIRST:  # straight into the output (a copy unless one tile)
+                if filters_first:  # straight into the output (a copy unless one tile)
                     matmul(weights[g], columns[g], y_points[item, rows, start:stop], threads, transpose_b=True,
                            bias=group_bias)
                 else:
                     product = work[:(stop - start) * per_group].reshape(stop - start, per_group)
-                    matmul(columns[g], weights[g], product, threads, transpose_b=True)
-                    transpose(product, y_points[item, rows, start:stop], group_bias, threads)
+                    matmul(columns[g], weights[g], product, threads)
+                    transpose(product, y_points[item, rows, start:stop], group_bias, out_threads)
     return y if x.dtype == dtype else y.astype(x.dtype)
 
 
