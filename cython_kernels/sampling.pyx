@@ -17,7 +17,9 @@ elements, on CPUs with AVX2 and FMA, checked once at import; IRGRID_SIMD=0 or `u
 keeps the scalar path). A chunk is one batch item's points for a few channels (SIMD_GROUP_BYTES of
 planes, so that random grids' gathers stay in L2/L3 and the TLB). Per group of 8 (f32) or 4 (f64)
 points the taps are computed in vector registers with dim_taps' arithmetic (the denormalisation and
-f32 cubic weights in double, as the scalar code does), 32 groups at a time into an L1 buffer, then
+f32 cubic weights in double, as the scalar code does; 8 f32 points' 2-D and 3-D coordinates are
+deinterleaved in registers: through memory, a store-forwarding stall per group made 3-D trilinear
+1.4x slower at one thread), 32 groups at a time into an L1 buffer, then
 applied channel by channel: masked gathers (a dropped tap is never read), adjacent f32 taps as one
 64-bit gather, FMA sums in tap order, the next channel's lines prefetched. Points with NaN, infinite,
 |g| >= 1e30 or far (|x| > 2**22 pixels, reflection beyond one fold) coordinates go through
@@ -58,8 +60,9 @@ up to 1.7 with 4, hence its own threshold. Absolute, 2 threads, smooth grid: bic
 path 15.5), trilinear 6.8 ms (14.5). 3-D cubic (Zen 4, X 1x16x32x64x64, 2 threads): 27 ms on the
 scalar path, 10-13 ms here (random grid 42 and 13-16 ms). The inner loop is a load of the tap's
 pixel offset, a broadcast of its weight and an FMA with the pixel's vector per tap and point, about
-half of all instructions (callgrind; the rest computes the taps): the path is bound by instructions,
-not by cache misses (taps forced into L1 ran no faster).
+half of all instructions (callgrind; the rest computes the taps). Both they and the reads' latency
+count: leaving the loop out removed about half of one thread's time, confining its reads to 1 KiB
+about a third (benchmarks/README.md lists what was tried beyond this).
 """
 import math
 
