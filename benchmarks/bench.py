@@ -50,6 +50,12 @@ Method
   (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's peak
   extra memory besides inputs and output (one item's data channels-last, the reordered filters, the
   im2col tile of at most 64 MiB and its GEMM block; irgrid.ops.deform_conv.workspace_bytes).
+- The extension's own cost (cases in EXT_PAIRED_CASES): irgrid's runtime and OpenVINO running the
+  same layer through irgrid's extension, in one process, in alternating batches (each >= --min-sample-ms
+  of back-to-back calls; the order flips every pair), --rounds fresh processes of EXT_PAIRS pairs each.
+  Reported: the median and quartiles of the per-pair ratios (extension / runtime). Both sides then see
+  the same moments of a host whose speed drifts within seconds; the main table's ratio compares
+  separate processes, whose round-by-round ratios spread from 0.75x to 2x on this VM.
 - Each peer's output is compared with irgrid's (max |diff| column).
 - Other processes on the machine skew timings: each measurement records the CPU share other
   processes used meanwhile (/proc/stat busy time minus this process's CPU time; VM steal time is
@@ -262,6 +268,9 @@ def _deform_flops(case: dict) -> int:
 
 
 POLICY_CASES = ("grid_sample/tiny", "grid_sample/2d_bilinear/smooth")
+EXT_PAIRED_CASES = ("grid_sample/2d_bilinear/smooth", "grid_sample/3d_trilinear/smooth",
+                    "grid_sample/3d_trilinear/random")
+EXT_PAIRS = 12  # alternating batch pairs per process (quick: 3)
 # smooth: warps as in registration and flow networks (`_smooth_grid`); random: uniform in
 # [-1.1, 1.1], the inputs of the peers' own GridSample benchmarks (no locality between points).
 GRID_KINDS = ("smooth", "random")
@@ -389,23 +398,32 @@ def _own_cpu_s() -> float:
     return t.user + t.system
 
 
-def _time(fn, repeat: int, min_sample_s: float) -> dict:
-    start = time.perf_counter()
-    fn()
-    first = time.perf_counter() - start
+def _calls_per_sample(fn, min_sample_s: float) -> int:
+    """Warm up (at least 3 calls and ~0.1 s), then how many back-to-back calls last `min_sample_s`."""
     calls, start = 0, time.perf_counter()
     while calls < 3 or (time.perf_counter() - start < 0.1 and calls < 1000):
         fn()
         calls += 1
     per_call = (time.perf_counter() - start) / calls
-    inner = max(1, min(100000, math.ceil(min_sample_s / max(per_call, 1e-9))))
+    return max(1, min(100000, math.ceil(min_sample_s / max(per_call, 1e-9))))
+
+
+def _sample_ms(fn, calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls * 1e3
+
+
+def _time(fn, repeat: int, min_sample_s: float) -> dict:
+    start = time.perf_counter()
+    fn()
+    first = time.perf_counter() - start
+    inner = _calls_per_sample(fn, min_sample_s)
     samples = []
     machine0, own0, wall0 = _cpu_busy_s(), _own_cpu_s(), time.perf_counter()
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - start) / inner * 1e3)
+        samples.append(_sample_ms(fn, inner))
     machine1, own1, wall1 = _cpu_busy_s(), _own_cpu_s(), time.perf_counter()
     background = steal = None
     if machine0 and machine1:  # CPU that other processes used while we timed, in % of the machine
@@ -545,6 +563,8 @@ def _worker(spec: dict) -> dict:
         return _copy_bandwidth(spec["threads"], spec["copy_mib"], spec["repeat"])
     if spec["peer"] == "sgemm":
         return _sgemm_rates(spec["threads"], spec["repeat"])
+    if spec["peer"] == "ext_paired":
+        return _ext_paired(spec)
     case = spec["case"]
     inputs = _inputs(case)
     fn, version = _peer_fn(spec["peer"], case, inputs, spec["xml"], spec["threads"])
@@ -553,6 +573,21 @@ def _worker(spec: dict) -> dict:
     np.save(spec["output"], output)
     return {"ok": True, "version": version, "timing": timing,
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
+
+
+def _ext_paired(spec: dict) -> dict:
+    """irgrid's runtime and OpenVINO with irgrid's extension on one case, in one process, alternating
+    batches of back-to-back calls: each pair's ratio (extension / runtime) saw the same host speed."""
+    case = spec["case"]
+    inputs = _inputs(case)
+    fns = {peer: _peer_fn(peer, case, inputs, spec["xml"], spec["threads"])[0] for peer in ("irgrid", "openvino_ext")}
+    calls = {peer: _calls_per_sample(fn, spec["min_sample_ms"] / 1e3) for peer, fn in fns.items()}
+    ms: dict[str, list[float]] = {peer: [] for peer in fns}
+    for pair in range(spec["pairs"]):
+        for peer in (fns if pair % 2 == 0 else reversed(list(fns))):
+            ms[peer].append(_sample_ms(fns[peer], calls[peer]))
+    return {"ok": True, "irgrid_ms": ms["irgrid"], "openvino_ext_ms": ms["openvino_ext"],
+            "ratios": [e / o for o, e in zip(ms["irgrid"], ms["openvino_ext"])]}
 
 
 def _copy_bandwidth(threads: int, mib: int, repeat: int) -> dict:
@@ -888,9 +923,35 @@ def main(argv: list[str] | None = None) -> int:
                 prow["passive_over_active"] = (prow["PASSIVE"]["timing"]["median_ms"]
                                                / prow["ACTIVE"]["timing"]["median_ms"])
 
+        paired_rows = []
+        for name in EXT_PAIRED_CASES if available["openvino_ext"] else ():
+            case = next((c for c in _cases(args.quick) if c["name"] == name), None)
+            if case is None or not _selected(name, patterns):
+                continue
+            xml = tmp_path / (name.replace("/", "_") + ".paired.xml")
+            _write_ir(case, xml)
+            spec = {"peer": "ext_paired", "case": case, "xml": str(xml), "threads": threads,
+                    "min_sample_ms": min_sample_ms, "pairs": 3 if args.quick else EXT_PAIRS}
+            runs = [_run_worker(spec, "PASSIVE", timeout) for _ in range(rounds)]
+            failed = next((r for r in runs if not r.get("ok")), None)
+            prow = {"case": name, "description": _describe(case)}
+            if failed:
+                prow.update(ok=False, error=failed["error"])
+            else:
+                ratios = sorted(v for r in runs for v in r["ratios"])
+                quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+                prow.update(ok=True, pairs=len(ratios), ratio_median=statistics.median(ratios),
+                            ratio_quartiles=[quartiles[0], quartiles[2]],
+                            irgrid_median_ms=statistics.median(v for r in runs for v in r["irgrid_ms"]),
+                            openvino_ext_median_ms=statistics.median(v for r in runs for v in r["openvino_ext_ms"]),
+                            ratios=ratios)
+            print(f"  {name:<34} extension / runtime, paired: "
+                  + (f"{prow['ratio_median']:.2f}" if prow["ok"] else prow["error"]), file=sys.stderr, flush=True)
+            paired_rows.append(prow)
+
     elapsed = time.perf_counter() - started
     report = {"header": header, "copy_bandwidth": copy, "sgemm": sgemm, "results": results,
-              "omp_wait_policy": policy_rows, "elapsed_s": elapsed}
+              "omp_wait_policy": policy_rows, "extension_paired": paired_rows, "elapsed_s": elapsed}
     _print_tables(report, available)
     text = json.dumps(report, indent=2)
     print("\nJSON:")
@@ -988,6 +1049,18 @@ def _print_tables(report: dict, available: dict) -> None:
             print(f"  {prow['case']:<32} {cells[0]:>11} {cells[1]:>11} {(f'{ratio:.2f}' if ratio else '-'):>15} "
                   f"{cells[2]:>21}")
         print(f"  (PASSIVE and ACTIVE at {threads} threads; PASSIVE/ACTIVE above 1 is what the PASSIVE default costs)")
+    if report["extension_paired"]:
+        print("\nOpenVINO with irgrid's extension vs irgrid's runtime, paired batches in one process "
+              "(ratio: extension / runtime):")
+        print(f"  {'case':<34} {'irgrid ms':>10} {'OV+ext ms':>10} {'median ratio':>13} {'quartiles':>13} {'pairs':>6}")
+        for prow in report["extension_paired"]:
+            if not prow["ok"]:
+                print(f"  {prow['case']:<34} failed: {prow['error']}")
+                continue
+            q1, q3 = prow["ratio_quartiles"]
+            print(f"  {prow['case']:<34} {_fmt_ms(prow['irgrid_median_ms']):>10} "
+                  f"{_fmt_ms(prow['openvino_ext_median_ms']):>10} {prow['ratio_median']:>13.2f} "
+                  f"{f'{q1:.2f}-{q3:.2f}':>13} {prow['pairs']:>6}")
     print(f"\n(total {report['elapsed_s']:.0f} s)")
 
 
