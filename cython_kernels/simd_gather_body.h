@@ -370,27 +370,6 @@ IRGRID_AVX2_INLINE void SFX(irgrid_block_taps)(const FT* g, Py_ssize_t p, Py_ssi
         }
 }
 
-/* A block's sums (acc[lane]: the vector of channels of point lane) transposed in registers and
-   stored into the first `channels` planes y + c * y_cstride at points [0, m). */
-IRGRID_AVX2_INLINE void SFX(irgrid_store_block)(VF* acc, FT* y, Py_ssize_t m, Py_ssize_t channels,
-                                                Py_ssize_t y_cstride) {
-    FT lanes[LANES];
-    VF store_mask;
-    Py_ssize_t c;
-    int lane;
-    TRANSPOSE(acc);
-    if (m == LANES) {
-        for (c = 0; c < channels; c++)
-            STOREU(y + c * y_cstride, acc[c]);
-        return;
-    }
-    for (lane = 0; lane < LANES; lane++)
-        lanes[lane] = (FT)lane;
-    store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
-    for (c = 0; c < channels; c++)
-        MASKSTORE(y + c * y_cstride, store_mask, acc[c]);
-}
-
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) of the interleaved group s in
    its first `channels` channels (y + c * y_cstride), `per_dim` taps per dim (1, 2 or 4; at most
    IRGRID_INTERLEAVE_TAPS taps); fallback as irgrid_simd_sample's. Taps outer, lanes inner: the
@@ -402,14 +381,16 @@ IRGRID_AVX2_INLINE void SFX(irgrid_store_block)(VF* acc, FT* y, Py_ssize_t m, Py
 IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, int rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
-    VF acc[LANES];
-    FT wt[2][IRGRID_INTERLEAVE_TAPS][LANES];
+    VF acc[LANES], store_mask;
+    FT wt[2][IRGRID_INTERLEAVE_TAPS][LANES], lanes[LANES];
     int pix[2][IRGRID_INTERLEAVE_TAPS][LANES], t, lane, cur = 0;  /* two blocks' taps: this one, the next */
-    Py_ssize_t p, m, nf = 0;
+    Py_ssize_t p, m, c, nf = 0;
     const char* bytes = (const char*)s;
     const int per_dim = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     const int taps = rank == 3 ? per_dim * per_dim * per_dim : per_dim * per_dim;
     const VI zero_pixel = ISET1((int)plane);
+    for (lane = 0; lane < LANES; lane++)
+        lanes[lane] = (FT)lane;
     if (n > 0)
         SFX(irgrid_block_taps)(g, 0, n < LANES ? n : LANES, rank, dims, strides, mode, padding, align, zero_pixel,
                                pix[0], wt[0], fallback, &nf);
@@ -428,7 +409,15 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
                     acc[lane] = FMADD(SET1(wt[cur][t][lane]), LOADU((const FT*)(bytes + pix[cur][t][lane])),
                                       acc[lane]);
         }
-        SFX(irgrid_store_block)(acc, y + p, m, channels, y_cstride);
+        TRANSPOSE(acc);
+        if (m == LANES) {
+            for (c = 0; c < channels; c++)
+                STOREU(y + c * y_cstride + p, acc[c]);
+        } else {
+            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+            for (c = 0; c < channels; c++)
+                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
+        }
     }
     return nf;
 }
@@ -492,12 +481,15 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int padding, int align, Py_ssize_t* fallback) {
     SFX(irgrid_cubic3d_block) blocks[2];  /* this block's taps and the next one's */
-    VF acc[LANES], wx[4], row;
-    Py_ssize_t p, m, nf = 0;
+    VF acc[LANES], wx[4], store_mask, row;
+    FT lanes[LANES];
+    Py_ssize_t p, m, c, nf = 0;
     const char* bytes = (const char*)s;
     const Py_ssize_t zs = strides[0] * 32, ys = strides[1] * 32, xs = strides[2] * 32;  /* pixel: 32 bytes */
     const VI zero_pixel = ISET1((int)plane);
     int lane, e, f, r, cur = 0;
+    for (lane = 0; lane < LANES; lane++)
+        lanes[lane] = (FT)lane;
     if (n > 0)
         SFX(irgrid_cubic3d_taps)(g, 0, n < LANES ? n : LANES, dims, strides, padding, align, zero_pixel, blocks,
                                  fallback, &nf);
@@ -527,7 +519,15 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
             }
             acc[lane] = sum;
         }
-        SFX(irgrid_store_block)(acc, y + p, m, channels, y_cstride);
+        TRANSPOSE(acc);
+        if (m == LANES) {
+            for (c = 0; c < channels; c++)
+                STOREU(y + c * y_cstride + p, acc[c]);
+        } else {
+            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+            for (c = 0; c < channels; c++)
+                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
+        }
     }
     return nf;
 }
