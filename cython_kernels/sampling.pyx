@@ -58,13 +58,11 @@ threshold. Bicubic (X 1x32x256x256, f32, 1 and 2 threads) 0.28-0.33 (f64 0.34-0.
 nearest (one load per point: the copy weighs more) 0.43-0.82 with 16 channels, 0.67-1.19 with 8,
 up to 1.7 with 4, hence its own threshold. Absolute, 2 threads, smooth grid: bicubic 5.1 ms (gather
 path 15.5), trilinear 6.8 ms (14.5). 3-D cubic (Zen 4, X 1x16x32x64x64, 2 threads): 27 ms on the
-scalar path, 10-13 ms here (random grid 42 and 13-16 ms). 3-D cubic has its own run
-(irgrid_cubic3d_run): each of a point's 16 rows sums its four x taps first, then the point's sum
-takes the rows by their z * y weight, and blocks whose taps all lie inside the volume address rows
-directly (no per-tap offset loads): about 1.3 loads per tap instead of 3. One thread: 0.7x the time
-on a constant grid (every read in L1), 0.8-0.95x on smooth warps; random grids are bound by their
-reads from L2/L3 (a grid of random interior points takes twice a constant grid's time) and stayed
-as they were (benchmarks/README.md lists what else was tried).
+scalar path, 10-13 ms here (random grid 42 and 13-16 ms). The inner loop is a load of the tap's
+pixel offset, a broadcast of its weight and an FMA with the pixel's vector per tap and point, about
+half of all instructions (callgrind; the rest computes the taps). Both they and the reads' latency
+count: leaving the loop out removed about half of one thread's time, confining its reads to 1 KiB
+about a third (benchmarks/README.md lists what was tried beyond this).
 """
 import math
 
