@@ -136,7 +136,6 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
 #define ISTOREU(p, v) _mm256_storeu_si256((__m256i*)(p), v)
 #define KEEP_INDEX(idx, ok, other) _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(other), _mm256_castsi256_ps(idx), ok))
 #define ISHL5(v) _mm256_slli_epi32(v, 5)
-#define IEQ_MASK(a, b) _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b))
 #include "simd_gather_body.h"
 
 /* ------------------------------------------------------------------ f64, 4 lanes */
@@ -177,7 +176,6 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
 /* a 64-bit lane mask narrowed to 32 bits: converting keeps the sign bit, all blendv reads */
 #define KEEP_INDEX(idx, ok, other) _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(other), _mm_castsi128_ps(idx), _mm256_cvtpd_ps(ok)))
 #define ISHL5(v) _mm_slli_epi32(v, 5)
-#define IEQ_MASK(a, b) _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_cmpeq_epi32(a, b)))
 #include "simd_gather_body.h"
 
 #else  /* no x86 SIMD: never called (irgrid_simd_available() is 0) */

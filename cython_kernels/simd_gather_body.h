@@ -317,16 +317,12 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
    pixel of zeros, which every dropped tap reads instead (so nothing out of range, and no Inf or NaN
    of X, is read for it). A point's tap is then one vector load for all the group's channels instead
    of one gather element per channel; the taps (irgrid_taps), weights and the FMA chain per output
-   are the gather path's, so both paths give the same bits (3-D cubic has only this vector path, and
-   sums its taps separably: irgrid_cubic3d_run). */
+   are the gather path's, so both paths give the same bits (3-D cubic has only this vector path). */
 
-/* Taps per point of irgrid_interleaved_run's widest case (2-D cubic), and their rows (outer dims);
-   3-D cubic's (irgrid_cubic3d_run below). */
+/* Taps per point of the interleaved path's widest case (3-D cubic), and their rows (outer dims). */
 #ifndef IRGRID_INTERLEAVE_TAPS
-#define IRGRID_INTERLEAVE_TAPS 16
-#define IRGRID_INTERLEAVE_ROWS 4
-#define IRGRID_CUBIC3D_TAPS 64
-#define IRGRID_CUBIC3D_ROWS 16
+#define IRGRID_INTERLEAVE_TAPS 64
+#define IRGRID_INTERLEAVE_ROWS 16
 #endif
 
 /* Planes x + c * x_cstride (c < channels <= LANES; the other channels are zeros) of `plane` pixels
@@ -422,117 +418,6 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
     return nf;
 }
 
-/* ---- 3-D cubic on the interleaved path, summed separably. The generic run above spends three loads
-   per tap and point (its offset, its weight, the pixel): at 64 taps, 1-thread time was bound by the
-   load ports, not by the memory behind them (confining every read to 1 KiB changed nothing). Here
-   each of a point's 16 rows (a z tap and a y tap) first sums its four x taps with the x weights held
-   in registers, then the point's sum takes each row times its z * y weight (irgrid_rows' order).
-   Where all 64 taps of a block's points lie inside the volume (most blocks of a smooth warp) a row is
-   four adjacent pixels at a fixed offset from the point's first tap, so no tap offset is loaded:
-   about 1.3 loads per tap. Other blocks read each tap's offset (dropped taps at the zero pixel); the
-   choice is per block, not per point, because a random grid's points mix both kinds unpredictably.
-   Both kinds of block take the same sums in the same order, so the choice changes no bit; the
-   rounding differs from the scalar path's 64-term chain (both within the oracles' tolerances). */
-typedef struct {
-    FT wx[4][LANES], wr[IRGRID_CUBIC3D_ROWS][LANES];  /* x weights; rows' z * y weights */
-    int base[LANES];                                     /* interior blocks: the first tap's byte offset */
-    int pix[IRGRID_CUBIC3D_TAPS][LANES];              /* other blocks: every tap's byte offset */
-    int interior;                                        /* every lane's taps inside the volume */
-} SFX(irgrid_cubic3d_block);
-
-/* The block of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run; fallback as irgrid_simd_sample's
-   (such lanes are never interior: their dim-0 taps are all dropped); lanes past m, at coordinate 0,
-   count too (the grids that matter have no partial blocks but the last). */
-IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
-        const Py_ssize_t* strides, int padding, int align, VI zero_pixel, SFX(irgrid_cubic3d_block)* b,
-        Py_ssize_t* fallback, Py_ssize_t* nf) {
-    SFX(irgrid_dim) d[3];
-    VI row_off[IRGRID_CUBIC3D_ROWS], idx;
-    VF row_w[IRGRID_CUBIC3D_ROWS], row_ok[IRGRID_CUBIC3D_ROWS], w, ok, inside = CMP(ZERO(), ZERO(), _CMP_EQ_OQ);
-    int r, j, k;
-    SFX(irgrid_lane_taps)(g, p, m, 3, dims, strides, 2, padding, align, d, fallback, nf);
-    SFX(irgrid_rows)(d, 3, 4, row_off, row_w, row_ok);
-    for (r = 0; r < IRGRID_CUBIC3D_ROWS; r++)
-        STOREU(b->wr[r], row_w[r]);
-    for (j = 0; j < 4; j++)
-        STOREU(b->wx[j], d[2].w[j]);
-    /* padding moves a tap only when it leaves the volume, and then the four are no longer 3 apart */
-    for (k = 0; k < 3; k++)
-        inside = AND(inside, AND(AND(d[k].ok[0], d[k].ok[3]),
-                                 IEQ_MASK(d[k].off[3], IADD(d[k].off[0], ISET1(3 * (int)strides[k])))));
-    b->interior = MOVEMASK(inside) == (1 << LANES) - 1;
-    if (b->interior)
-        ISTOREU(b->base, ISHL5(IADD(row_off[0], d[2].off[0])));
-    else
-        for (r = 0; r < IRGRID_CUBIC3D_ROWS; r++)
-            for (j = 0; j < 4; j++) {
-                SFX(irgrid_tap)(row_off[r], row_w[r], row_ok[r], d + 2, j, &idx, &w, &ok);
-                ISTOREU(b->pix[r * 4 + j], ISHL5(KEEP_INDEX(idx, ok, zero_pixel)));
-            }
-}
-
-/* One row's x taps at byte offsets o0..o3 from s, summed with the x weights. */
-#define IRGRID_CUBIC_ROW(s, o0, o1, o2, o3, wx) \
-    FMADD(wx[3], LOADU((const FT*)((s) + (o3))), FMADD(wx[2], LOADU((const FT*)((s) + (o2))), \
-          FMADD(wx[1], LOADU((const FT*)((s) + (o1))), MUL(wx[0], LOADU((const FT*)((s) + (o0)))))))
-
-/* irgrid_interleaved_run for 3-D cubic, software-pipelined the same way. */
-static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, const Py_ssize_t* dims,
-        const Py_ssize_t* strides, int padding, int align, Py_ssize_t* fallback) {
-    SFX(irgrid_cubic3d_block) blocks[2];  /* this block's taps and the next one's */
-    VF acc[LANES], wx[4], store_mask, row;
-    FT lanes[LANES];
-    Py_ssize_t p, m, c, nf = 0;
-    const char* bytes = (const char*)s;
-    const Py_ssize_t zs = strides[0] * 32, ys = strides[1] * 32, xs = strides[2] * 32;  /* pixel: 32 bytes */
-    const VI zero_pixel = ISET1((int)plane);
-    int lane, e, f, r, cur = 0;
-    for (lane = 0; lane < LANES; lane++)
-        lanes[lane] = (FT)lane;
-    if (n > 0)
-        SFX(irgrid_cubic3d_taps)(g, 0, n < LANES ? n : LANES, dims, strides, padding, align, zero_pixel, blocks,
-                                 fallback, &nf);
-    for (p = 0; p < n; p += LANES, cur ^= 1) {
-        const SFX(irgrid_cubic3d_block)* b = blocks + cur;
-        m = n - p < LANES ? n - p : LANES;
-        if (p + LANES < n)
-            SFX(irgrid_cubic3d_taps)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, dims, strides,
-                                     padding, align, zero_pixel, blocks + (cur ^ 1), fallback, &nf);
-        for (lane = 0; lane < LANES; lane++) {
-            VF sum = ZERO();
-            for (e = 0; e < 4; e++)
-                wx[e] = SET1(b->wx[e][lane]);
-            if (b->interior) {
-                const char* pz = bytes + b->base[lane];
-                for (e = 0; e < 4; e++, pz += zs)
-                    for (f = 0; f < 4; f++) {
-                        row = IRGRID_CUBIC_ROW(pz + f * ys, 0, xs, 2 * xs, 3 * xs, wx);
-                        sum = e + f ? FMADD(SET1(b->wr[e * 4 + f][lane]), row, sum) : MUL(SET1(b->wr[0][lane]), row);
-                    }
-            } else {
-                for (r = 0; r < IRGRID_CUBIC3D_ROWS; r++) {
-                    row = IRGRID_CUBIC_ROW(bytes, b->pix[r * 4][lane], b->pix[r * 4 + 1][lane], b->pix[r * 4 + 2][lane],
-                                           b->pix[r * 4 + 3][lane], wx);
-                    sum = r ? FMADD(SET1(b->wr[r][lane]), row, sum) : MUL(SET1(b->wr[0][lane]), row);
-                }
-            }
-            acc[lane] = sum;
-        }
-        TRANSPOSE(acc);
-        if (m == LANES) {
-            for (c = 0; c < channels; c++)
-                STOREU(y + c * y_cstride + p, acc[c]);
-        } else {
-            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
-            for (c = 0; c < channels; c++)
-                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
-        }
-    }
-    return nf;
-}
-#undef IRGRID_CUBIC_ROW
-
 /* irgrid_interleaved_run with rank and mode as constants (irgrid_interleave_fits' cases). */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
@@ -541,9 +426,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const 
                                                       padding, align, fallback)
     if (rank == 2)
         return mode == 0 ? IRGRID_RUN(2, 0) : (mode == 1 ? IRGRID_RUN(2, 1) : IRGRID_RUN(2, 2));
-    if (mode == 2)
-        return SFX(irgrid_cubic3d_run)(s, g, y, n, channels, y_cstride, plane, dims, strides, padding, align, fallback);
-    return mode == 0 ? IRGRID_RUN(3, 0) : IRGRID_RUN(3, 1);
+    return mode == 0 ? IRGRID_RUN(3, 0) : (mode == 1 ? IRGRID_RUN(3, 1) : IRGRID_RUN(3, 2));
 #undef IRGRID_RUN
 }
 
@@ -583,4 +466,3 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const 
 #undef ISTOREU
 #undef KEEP_INDEX
 #undef ISHL5
-#undef IEQ_MASK
