@@ -199,11 +199,10 @@ class CompiledModel:
         # Preallocated buffers are reused by the next call, and the caller may refill an input: an
         # output viewing either is copied; so is a constant (read-only, shared by every call).
         outputs = OrderedDict()
-        reused = self._buffers + fed
         for name, key in self._output_keys:
             value = values[key]
             if key not in self._fresh and (not value.flags.writeable or
-                                           any(np.may_share_memory(value, b) for b in reused)):
+                                           any(np.may_share_memory(value, b) for b in self._buffers + fed)):
                 value = value.copy()
             outputs[name] = value
         return outputs
