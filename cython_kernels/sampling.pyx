@@ -32,7 +32,7 @@ random grids (uniform [-1.1, 1.1]): bilinear 0.31, nearest 0.49, bicubic 0.54, b
 batched 1.14, 3-D trilinear 0.94.
 
 Interleaved vector path (every case of the vector path above and 3-D cubic, which has no gather
-path: 64 taps per point; from INTERLEAVE_MIN_CHANNELS channels on, 3-D nearest from
+path: 64 taps per point, below; from INTERLEAVE_MIN_CHANNELS channels on, 3-D nearest from
 INTERLEAVE_MIN_CHANNELS_3D_NEAREST; `use_interleave`). A gather costs about one element per cycle on
 Zen3, no cheaper than scalar loads, so the path above stays near 5 cycles per output, worse with 16
 (bicubic) or 8 (trilinear) taps.
@@ -58,11 +58,17 @@ threshold. Bicubic (X 1x32x256x256, f32, 1 and 2 threads) 0.28-0.33 (f64 0.34-0.
 nearest (one load per point: the copy weighs more) 0.43-0.82 with 16 channels, 0.67-1.19 with 8,
 up to 1.7 with 4, hence its own threshold. Absolute, 2 threads, smooth grid: bicubic 5.1 ms (gather
 path 15.5), trilinear 6.8 ms (14.5). 3-D cubic (Zen 4, X 1x16x32x64x64, 2 threads): 27 ms on the
-scalar path, 10-13 ms here (random grid 42 and 13-16 ms). The inner loop is a load of the tap's
-pixel offset, a broadcast of its weight and an FMA with the pixel's vector per tap and point, about
-half of all instructions (callgrind; the rest computes the taps). Both they and the reads' latency
-count: leaving the loop out removed about half of one thread's time, confining its reads to 1 KiB
-about a third (benchmarks/README.md lists what was tried beyond this).
+scalar path, 10-13 ms on this generic run (random grid 42 and 13-16 ms).
+3-D cubic has a run of its own (irgrid_cubic3d_run) wherever its row scratch fits INTERLEAVE_MAX_BYTES
+(`rows_layout`): each row of W pixels is followed by a zero pixel and the volume by a zero row, so a
+point's 64 taps are 16 rows (offset and z*y weight; dropped rows at the zero row) times the same 4
+x taps (offsets within a row, dropped ones at the row's zero pixel); a row's x taps are summed with
+the x weights in registers, then the rows into four partial sums. Its sums differ from the generic
+run's by rounding only. Measured (prepared plans, alternating processes, 1 and 2 threads): 0.75-0.80x
+the generic run's time on smooth grids, 0.84-0.92x on random ones. The generic run stays in
+irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
+from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
+(benchmarks/README.md, "Where the stack lies").
 """
 import math
 
@@ -104,10 +110,20 @@ cdef extern from "simd_gather.h":
                                float* s) noexcept nogil
     void irgrid_interleave_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
                                double* s) noexcept nogil
+    void irgrid_interleave_rows_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride, const Py_ssize_t* dims,
+                                    float* s) noexcept nogil
+    void irgrid_interleave_rows_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, const Py_ssize_t* dims,
+                                    double* s) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
                                              Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
                                              int padding, int align, Py_ssize_t* fallback) noexcept nogil
+    Py_ssize_t irgrid_cubic3d_run_f32(const float* s, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
+                                      Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
+                                      Py_ssize_t* fallback) noexcept nogil
+    Py_ssize_t irgrid_cubic3d_run_f64(const double* s, const double* g, double* y, Py_ssize_t n, Py_ssize_t channels,
+                                      Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
+                                      Py_ssize_t* fallback) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
                                              Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
@@ -263,7 +279,14 @@ cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_
     if affine:
         affine_points(coords + batch_index * rank * (rank + 1), g_affine, rank, extents, starts, steps, start, stop)
         g = g_affine
-    if scratch != NULL:
+    if scratch != NULL and rows_layout(rank, mode, dims):
+        if floating is float:
+            n_fallback = irgrid_cubic3d_run_f32(scratch, g, yb, n, c1 - c0, points, dims, padding, align_corners,
+                                                fallback)
+        else:
+            n_fallback = irgrid_cubic3d_run_f64(scratch, g, yb, n, c1 - c0, points, dims, padding, align_corners,
+                                                fallback)
+    elif scratch != NULL:
         if floating is float:
             n_fallback = irgrid_interleaved_sample_f32(scratch, g, yb, n, c1 - c0, points, plane, rank, dims, strides,
                                                        mode, padding, align_corners, fallback)
@@ -330,14 +353,31 @@ cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_
               affine, extents, starts, steps, b, p0, p1, c0, c1, NULL)
 
 
-cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, Py_ssize_t plane, Py_ssize_t channels,
-                                 Py_ssize_t itemsize) noexcept nogil:
+cdef inline Py_ssize_t row_pixels(const Py_ssize_t* dims) noexcept nogil:
+    """Pixels of 3-D cubic's row scratch (irgrid_interleave_rows): D * H rows of W pixels and a zero
+    pixel each, then a zero row."""
+    return (dims[0] * dims[1] + 1) * (dims[2] + 1)
+
+
+cdef inline bint rows_layout(Py_ssize_t rank, int mode, const Py_ssize_t* dims) noexcept nogil:
+    """Whether a 3-D cubic group goes through a row scratch and irgrid_cubic3d_run: wherever that
+    fits INTERLEAVE_MAX_BYTES. Otherwise (the row scratch is slightly larger) the plane and one zero
+    pixel serve irgrid_interleaved_sample's generic run."""
+    return rank == 3 and mode == MODE_CUBIC and row_pixels(dims) * 32 <= INTERLEAVE_MAX_BYTES
+
+
+cdef inline Py_ssize_t scratch_pixels(Py_ssize_t rank, int mode, const Py_ssize_t* dims, Py_ssize_t plane) noexcept nogil:
+    return row_pixels(dims) if rows_layout(rank, mode, dims) else plane + 1
+
+
+cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, const Py_ssize_t* dims, Py_ssize_t plane,
+                                 Py_ssize_t channels, Py_ssize_t itemsize) noexcept nogil:
     """Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not
     chosen: a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the
     vector path fits)."""
     cdef Py_ssize_t lanes = 32 // itemsize
     cdef Py_ssize_t least = INTERLEAVE_MIN_CHANNELS_3D_NEAREST if rank == 3 and mode == MODE_NEAREST else INTERLEAVE_MIN_CHANNELS
-    if (interleave_policy == 0 or (plane + 1) * 32 > INTERLEAVE_MAX_BYTES
+    if (interleave_policy == 0 or scratch_pixels(rank, mode, dims, plane) * 32 > INTERLEAVE_MAX_BYTES
             or (interleave_policy == 1 and channels < least)):
         return 0
     return lanes
@@ -355,7 +395,12 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
     cdef Py_ssize_t c0 = key % groups * lanes, p0 = unit % spans * span
     cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, points)
     if held[0] != key:
-        if floating is float:
+        if rows_layout(rank, mode, dims):
+            if floating is float:
+                irgrid_interleave_rows_f32(x + (b * channels + c0) * plane, c1 - c0, plane, dims, scratch)
+            else:
+                irgrid_interleave_rows_f64(x + (b * channels + c0) * plane, c1 - c0, plane, dims, scratch)
+        elif floating is float:
             irgrid_interleave_f32(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch)
         else:
             irgrid_interleave_f64(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch)
@@ -374,7 +419,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     into spans of points (each thread copies a group in once per run of its units), so that every
     thread has work; statically scheduled, so a thread's consecutive units share a group."""
     cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, spans = 1, span, n_units, unit, t
-    cdef Py_ssize_t scratch_items = ((plane + 1) * lanes + 15) // 16 * 16  # 64-byte multiple
+    cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # 64-byte multiple
     cdef char* memory
     cdef floating* scratch
     cdef Py_ssize_t* held
@@ -442,7 +487,7 @@ cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_
     (the caller holds the GIL; the loops release it)."""
     cdef Py_ssize_t lanes
     if simd_on and irgrid_interleave_fits(rank, mode, plane):
-        lanes = interleave_lanes(rank, mode, plane, channels, sizeof(floating))
+        lanes = interleave_lanes(rank, mode, dims, plane, channels, sizeof(floating))
         if lanes:
             run_interleave(x, coords, y, batch, channels, rank, dims, strides, plane, points, max_taps, mode,
                            padding, align_corners, affine, extents, starts, steps, num_threads, lanes)

@@ -317,7 +317,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
    pixel of zeros, which every dropped tap reads instead (so nothing out of range, and no Inf or NaN
    of X, is read for it). A point's tap is then one vector load for all the group's channels instead
    of one gather element per channel; the taps (irgrid_taps), weights and the FMA chain per output
-   are the gather path's, so both paths give the same bits (3-D cubic has only this vector path). */
+   are the gather path's, so both paths give the same bits (3-D cubic has no gather path). */
 
 /* Taps per point of the interleaved path's widest case (3-D cubic), and their rows (outer dims). */
 #ifndef IRGRID_INTERLEAVE_TAPS
@@ -404,6 +404,104 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
                 for (lane = 0; lane < LANES; lane++)
                     acc[lane] = FMADD(SET1(wt[cur][t][lane]), LOADU((const FT*)(bytes + pix[cur][t][lane])),
                                       acc[lane]);
+        }
+        TRANSPOSE(acc);
+        if (m == LANES) {
+            for (c = 0; c < channels; c++)
+                STOREU(y + c * y_cstride + p, acc[c]);
+        } else {
+            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+            for (c = 0; c < channels; c++)
+                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
+        }
+    }
+    return nf;
+}
+
+/* ---- 3-D cubic, separably. Its scratch (irgrid_interleave_rows) ends every row of W pixels with a
+   zero pixel and the volume with a zero row of W + 1 pixels, so a point's 64 taps are 16 rows (its z
+   and y taps: a row offset, dropped rows at the zero row, weight z * y) times the same 4 x taps (a
+   pixel offset within the row, dropped taps at the row's zero pixel): each row's four x taps are
+   summed with the x weights held in registers, then the rows with their weights. A block of points
+   stores 40 offsets and weights instead of 128, and points near the edges take the same loop.
+   sampling.pyx takes this run wherever that scratch fits (`rows_layout`), the generic one elsewhere. */
+
+/* The group's planes (x + c * x_cstride, dims D, H, W) into s as D * H rows of W pixels and a zero
+   pixel each, then a zero row: (D * H + 1) * (W + 1) pixels. */
+static IRGRID_AVX2 void SFX(irgrid_interleave_rows)(const FT* x, Py_ssize_t channels, Py_ssize_t x_cstride,
+                                                    const Py_ssize_t* dims, FT* s) {
+    const Py_ssize_t rows = dims[0] * dims[1], width = dims[2];
+    Py_ssize_t r;
+    for (r = 0; r < rows; r++)
+        SFX(irgrid_interleave)(x + r * width, channels, x_cstride, width, s + r * (width + 1) * LANES);
+    memset(s + rows * (width + 1) * LANES, 0, (size_t)(width + 1) * LANES * sizeof(FT));
+}
+
+/* The rows and x taps of points [p, p + m) (m <= LANES) as byte offsets into irgrid_interleave_rows'
+   scratch, and their weights; fallback as irgrid_simd_sample's (those lanes read the zero row). */
+IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
+        const Py_ssize_t* strides, int padding, int align, VI zero_row, VI zero_pixel, int (*row_pix)[LANES],
+        FT (*row_wt)[LANES], int (*x_pix)[LANES], FT (*x_wt)[LANES], Py_ssize_t* fallback, Py_ssize_t* nf) {
+    SFX(irgrid_dim) d[3];
+    VI row_off[IRGRID_INTERLEAVE_ROWS];
+    VF row_w[IRGRID_INTERLEAVE_ROWS], row_ok[IRGRID_INTERLEAVE_ROWS];
+    int r, j;
+    SFX(irgrid_lane_taps)(g, p, m, 3, dims, strides, 2, padding, align, d, fallback, nf);
+    SFX(irgrid_rows)(d, 3, 4, row_off, row_w, row_ok);
+    for (r = 0; r < 16; r++) {
+        ISTOREU(row_pix[r], ISHL5(KEEP_INDEX(row_off[r], row_ok[r], zero_row)));
+        STOREU(row_wt[r], row_w[r]);
+    }
+    for (j = 0; j < 4; j++) {
+        ISTOREU(x_pix[j], ISHL5(KEEP_INDEX(d[2].off[j], d[2].ok[j], zero_pixel)));
+        STOREU(x_wt[j], d[2].w[j]);
+    }
+}
+
+/* One row's four x taps (byte offsets x within the row), weighted. */
+IRGRID_AVX2_INLINE VF SFX(irgrid_row_sum)(const char* row, const Py_ssize_t* x, const VF* w) {
+    VF sum = MUL(w[0], LOADU((const FT*)(row + x[0])));
+    sum = FMADD(w[1], LOADU((const FT*)(row + x[1])), sum);
+    sum = FMADD(w[2], LOADU((const FT*)(row + x[2])), sum);
+    return FMADD(w[3], LOADU((const FT*)(row + x[3])), sum);
+}
+
+/* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
+   software-pipelined the same way. */
+static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
+        Py_ssize_t* fallback) {
+    const Py_ssize_t pitch = dims[2] + 1, strides[3] = {dims[1] * pitch, pitch, 1};
+    const VI zero_row = ISET1((int)(dims[0] * dims[1] * pitch)), zero_pixel = ISET1((int)dims[2]);
+    int row_pix[2][16][LANES], x_pix[2][4][LANES], r, j, lane, cur = 0;
+    FT row_wt[2][16][LANES], x_wt[2][4][LANES], lanes[LANES];
+    VF acc[LANES], w[4], p0, p1, p2, p3, store_mask;
+    Py_ssize_t p, m, c, nf = 0, x[4];
+    const char* bytes = (const char*)s;
+    for (lane = 0; lane < LANES; lane++)
+        lanes[lane] = (FT)lane;
+    if (n > 0)
+        SFX(irgrid_cubic3d_taps)(g, 0, n < LANES ? n : LANES, dims, strides, padding, align, zero_row, zero_pixel,
+                                 row_pix[0], row_wt[0], x_pix[0], x_wt[0], fallback, &nf);
+    for (p = 0; p < n; p += LANES, cur ^= 1) {
+        m = n - p < LANES ? n - p : LANES;
+        if (p + LANES < n)
+            SFX(irgrid_cubic3d_taps)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, dims, strides,
+                                     padding, align, zero_row, zero_pixel, row_pix[cur ^ 1], row_wt[cur ^ 1],
+                                     x_pix[cur ^ 1], x_wt[cur ^ 1], fallback, &nf);
+        for (lane = 0; lane < LANES; lane++) {
+            for (j = 0; j < 4; j++) {
+                x[j] = x_pix[cur][j][lane];
+                w[j] = SET1(x_wt[cur][j][lane]);
+            }
+            p0 = p1 = p2 = p3 = ZERO();
+            for (r = 0; r < 16; r += 4) {  /* four partial sums in registers (an array of them spills) */
+                p0 = FMADD(SET1(row_wt[cur][r][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r][lane], x, w), p0);
+                p1 = FMADD(SET1(row_wt[cur][r + 1][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 1][lane], x, w), p1);
+                p2 = FMADD(SET1(row_wt[cur][r + 2][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 2][lane], x, w), p2);
+                p3 = FMADD(SET1(row_wt[cur][r + 3][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 3][lane], x, w), p3);
+            }
+            acc[lane] = ADD(ADD(p0, p1), ADD(p2, p3));
         }
         TRANSPOSE(acc);
         if (m == LANES) {

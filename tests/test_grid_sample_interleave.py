@@ -129,6 +129,24 @@ def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dty
 
 
 @DTYPES
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_3d_cubic_generic_run_where_the_row_scratch_does_not_fit(padding, dtype):
+    """3-D cubic's own run reads a scratch with a zero pixel after each row. A volume whose row scratch
+    exceeds the 8 MiB limit while its plane and one zero pixel fit, (64*64 + 1) * 64 against
+    64*64*63 + 1 pixels of 32 bytes, takes the generic interleaved run instead: onnx.reference agrees."""
+    assert (64 * 64 + 1) * 64 * 32 > 8 << 20 >= (64 * 64 * 63 + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
+    rng = _rng("cubic3d-generic", padding, dtype)
+    x = rng.uniform(-1, 1, (1, 4, 64, 64, 63))
+    grid = _dyadic(rng, (1, 2, 3, 5, 3), 1.6, oracle_step(3, "cubic"))
+    if padding == "border":  # within the pixel range, as in the test above
+        edge = 1 - 1 / np.array([63, 64, 64], float)
+        grid = np.clip(grid, -edge, edge)
+    expected = run_onnx_reference(x, grid, "cubic", padding, False)
+    got = sample(x.astype(dtype), grid.astype(dtype), "cubic", padding, False, 2)
+    np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
+
+
+@DTYPES
 @pytest.mark.parametrize("padding", ["zeros", "reflection"])
 def test_3d_cubic_special_coordinates(padding, dtype):
     """As test_special_coordinates (no border: its out-of-range points have no oracle, see above)."""
