@@ -64,8 +64,9 @@ scalar path, 10-13 ms on this generic run (random grid 42 and 13-16 ms).
 point's 64 taps are 16 rows (offset and z*y weight; dropped rows at the zero row) times the same 4
 x taps (offsets within a row, dropped ones at the row's zero pixel); a row's x taps are summed with
 the x weights in registers, then the rows into four partial sums. Its sums differ from the generic
-run's by rounding only. Measured (prepared plans, alternating processes, 1 and 2 threads): 0.75-0.80x
-the generic run's time on smooth grids, 0.84-0.92x on random ones. The generic run stays in
+run's by rounding only. Measured (prepared plans, fastest of alternating processes, 1 and 2 threads):
+0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random ones (the benchmark's medians
+0.93x and 0.97x, two runs apart). The generic run stays in
 irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
 from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
 (benchmarks/README.md, "Where the stack lies").

@@ -503,6 +503,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
             }
             acc[lane] = ADD(ADD(p0, p1), ADD(p2, p3));
         }
+        /* as irgrid_interleaved_run stores: one inline helper for both, taking acc by pointer, made every
+           random-grid case 1.07-1.6x slower (2 threads, alternating processes), so each run keeps its own */
         TRANSPOSE(acc);
         if (m == LANES) {
             for (c = 0; c < channels; c++)
