@@ -735,6 +735,16 @@ def _selected(name: str, patterns: list[str]) -> bool:
     return not patterns or any(fnmatch.fnmatch(name, f"*{p}*") for p in patterns)
 
 
+def _named_cases(names, quick: bool, patterns: list[str], tmp_path: Path, tag: str):
+    """(case, its IR written to tmp_path) for each of `names` that exists and `--cases` selects."""
+    for name in names:
+        case = next((c for c in _cases(quick) if c["name"] == name), None)
+        if case is not None and _selected(name, patterns):
+            xml = tmp_path / (name.replace("/", "_") + f".{tag}.xml")
+            _write_ir(case, xml)
+            yield case, xml
+
+
 def _bytes_moved(case: dict) -> int:
     n_x = math.prod(case["x"])
     n_grid = math.prod(case["grid"])
@@ -902,12 +912,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(row)
 
         policy_rows = []
-        for name in POLICY_CASES:
-            case = next((c for c in _cases(args.quick) if c["name"] == name), None)
-            if case is None or not _selected(name, patterns):
-                continue
-            xml = tmp_path / (name.replace("/", "_") + ".policy.xml")
-            _write_ir(case, xml)
+        for case, xml in _named_cases(POLICY_CASES, args.quick, patterns, tmp_path, "policy"):
+            name = case["name"]
             prow = {"case": name, "description": _describe(case)}
             specs = {policy: {"peer": "irgrid", "case": case, "xml": str(xml), "threads": threads, "repeat": repeat,
                               "min_sample_ms": min_sample_ms, "output": str(tmp_path / f"{xml.stem}.{policy}.npy")}
@@ -924,12 +930,9 @@ def main(argv: list[str] | None = None) -> int:
                                                / prow["ACTIVE"]["timing"]["median_ms"])
 
         paired_rows = []
-        for name in EXT_PAIRED_CASES if available["openvino_ext"] else ():
-            case = next((c for c in _cases(args.quick) if c["name"] == name), None)
-            if case is None or not _selected(name, patterns):
-                continue
-            xml = tmp_path / (name.replace("/", "_") + ".paired.xml")
-            _write_ir(case, xml)
+        for case, xml in _named_cases(EXT_PAIRED_CASES if available["openvino_ext"] else (), args.quick, patterns,
+                                      tmp_path, "paired"):
+            name = case["name"]
             spec = {"peer": "ext_paired", "case": case, "xml": str(xml), "threads": threads,
                     "min_sample_ms": min_sample_ms, "pairs": 3 if args.quick else EXT_PAIRS}
             runs = [_run_worker(spec, "PASSIVE", timeout) for _ in range(rounds)]

@@ -27,11 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (the cases and their inputs)
 
-from irgrid._kernels.constants import MODES, PADDINGS  # noqa: E402
-from irgrid._kernels.sampling import SamplePlan  # noqa: E402
-
-MODE_OF = {"bilinear": "linear", "trilinear": "linear", "nearest": "nearest", "bicubic": "cubic",
-           "tricubic": "cubic"}
+from irgrid.ops.grid_sample import sample_plan  # noqa: E402
 
 
 def at_depth(depth: int, fn: Callable[[], float]) -> float:
@@ -45,8 +41,8 @@ def kernel_timer(case: dict, calls: int, fresh: bool) -> Callable[[], float]:
     inputs = bench._inputs(case)
     x, grid = inputs["X"], inputs["grid"]
 
-    def new_plan() -> SamplePlan:
-        return SamplePlan(x.shape, grid.shape, x.dtype, MODES[MODE_OF[case["mode"]]], PADDINGS["zeros"], False)
+    def new_plan():
+        return sample_plan(x.shape, grid.shape, x.dtype, bench._MODES[case["mode"]][1], "zeros", False)
 
     kept = new_plan()
     kept_out = np.empty(kept.out_shape, x.dtype)
