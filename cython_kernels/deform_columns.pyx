@@ -97,6 +97,14 @@ cdef extern from *:
     static irgrid_apply_f32_fn irgrid_apply_taps_f32 = irgrid_apply_taps_f32_base;
     static irgrid_apply_f64_fn irgrid_apply_taps_f64 = irgrid_apply_taps_f64_base;
     static const char* irgrid_deform_simd = "baseline";
+    /* The AVX2 build's transpose and 2-D interior loops where selected (irgrid_deform_select), else NULL. */
+    typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
+                                            ptrdiff_t, ptrdiff_t, const float*);
+    static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
+    typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
+                                                const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
+                                                ptrdiff_t, ptrdiff_t, int);
+    static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
 
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     __attribute__((target("avx2,fma"))) IRGRID_APPLY_SIGNATURE(float, irgrid_apply_taps_f32_avx2)
@@ -244,13 +252,6 @@ cdef extern from *:
         }
         return ~inside & 0xFFu;
     }
-    typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
-                                                const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
-                                                ptrdiff_t, ptrdiff_t, int);
-    static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
-    typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
-                                            ptrdiff_t, ptrdiff_t, const float*);
-    static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
     static void irgrid_deform_select(int allow_simd) {
         irgrid_apply_taps_f32 = irgrid_apply_taps_f32_base;
         irgrid_apply_taps_f64 = irgrid_apply_taps_f64_base;
@@ -269,13 +270,6 @@ cdef extern from *:
         }
     }
     #else
-    typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
-                                            ptrdiff_t, ptrdiff_t, const float*);
-    static irgrid_transpose_f32_fn irgrid_transpose_f32 = 0;
-    typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
-                                                const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
-                                                ptrdiff_t, ptrdiff_t, int);
-    static irgrid_interior8_f32_fn irgrid_interior8_f32 = 0;
     static void irgrid_deform_select(int allow_simd) { (void)allow_simd; }
     static int irgrid_stream_taps_f32(const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n,
                                       float* dst, ptrdiff_t len) {
@@ -305,7 +299,8 @@ cdef extern from *:
 
 def select_simd(bint allow) -> str:
     """Choose the tap loop: AVX2+FMA when `allow` and the CPU has both (the default, set at import
-    unless IRGRID_SIMD=0, as for GridSample), else the baseline build (tests run both). Returns the one in use: "avx2+fma" or "baseline".
+    unless IRGRID_SIMD=0, as for GridSample), else the baseline build (tests run both). Returns the one
+    in use: "avx2+fma" or "baseline".
     Not to be called while a kernel runs."""
     irgrid_deform_select(allow)
     return irgrid_deform_simd.decode()
