@@ -49,16 +49,18 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_reflect)(VF x, FT length, int align, VF* bad) {
 }
 
 /* The taps of one spatial dim (interpolation.pxd's dim_taps) for the lanes' normalised coordinates
-   g into d; lanes outside the vector path's range are added to *bad (their taps are garbage). */
+   g into d; lanes outside the vector path's range are added to *bad (their taps are garbage).
+   Pixel coordinates and cubic weights are computed in double as the scalar path does, so that both
+   give the same bits, or with `native` in FT (f32: NATIVE_DENORMALIZE, NATIVE_CUBIC). */
 IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, Py_ssize_t length, Py_ssize_t stride, int mode, int padding,
-                                             int align, SFX(irgrid_dim)* d, VF* bad) {
+                                             int align, int native, SFX(irgrid_dim)* d, VF* bad) {
     const VF one = SET1(1), sign = SET1((FT)-0.0), all = CMP(one, one, _CMP_EQ_OQ);
     const FT len = (FT)length;
     VF x, base, t, idx, lane_ok, ok_tail;
     int j, n = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     lane_ok = CMP(ANDNOT(sign, g), SET1((FT)1e30), _CMP_LT_OQ);  /* false for NaN and at infinity */
     g = AND(g, lane_ok);
-    x = DENORMALIZE(g, (double)length, align);
+    x = native ? NATIVE_DENORMALIZE(g, (double)length, align) : DENORMALIZE(g, (double)length, align);
     lane_ok = AND(lane_ok, CMP(ANDNOT(sign, x), SET1((FT)4194304), _CMP_LE_OQ));
     *bad = OR(*bad, ANDNOT(lane_ok, all));
     x = AND(x, lane_ok);  /* never floor or convert what the vector path does not own */
@@ -75,7 +77,10 @@ IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, Py_ssize_t length, Py_ssize_t
         d->w[1] = t;
     } else {
         base = FLOOR(x);
-        CUBIC(SUB(x, base), d->w);
+        if (native)
+            NATIVE_CUBIC(SUB(x, base), d->w);
+        else
+            CUBIC(SUB(x, base), d->w);
         base = SUB(base, one);
     }
     for (j = 0; j < n; j++) {
@@ -226,10 +231,10 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
 
 /* The per-dim taps (d, outermost dim first) of points [p, p + m) (m <= LANES; the other lanes at
    coordinate 0): lanes the vector arithmetic does not cover are appended to fallback (*nf of them)
-   and keep no tap, so nothing is read for them. */
+   and keep no tap, so nothing is read for them. `native` as irgrid_dim_taps'. */
 IRGRID_AVX2_INLINE void SFX(irgrid_lane_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, Py_ssize_t rank,
-        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align, SFX(irgrid_dim)* d,
-        Py_ssize_t* fallback, Py_ssize_t* nf) {
+        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align, int native,
+        SFX(irgrid_dim)* d, Py_ssize_t* fallback, Py_ssize_t* nf) {
     FT coords[3][LANES];
     VF bad = ZERO(), gk[3];
     Py_ssize_t k, lane;
@@ -257,7 +262,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_lane_taps)(const FT* g, Py_ssize_t p, Py_ssiz
             gk[k] = LOADU(coords[k]);
     }
     for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
-        SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, d + k, &bad);
+        SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, native, d + k, &bad);
     bits = MOVEMASK(bad);
     if (bits) {
         for (lane = 0; lane < m; lane++)
@@ -285,7 +290,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_simd_sample)(const FT* x, const FT* g, 
     for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
         for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i++, p += LANES) {
             m = n - p < LANES ? n - p : LANES;
-            SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, d, fallback, &nf);
+            SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, 0, d, fallback, &nf);
             if (rank == 2 && taps == 1)
                 SFX(irgrid_prepare)(d, 2, 1, q + i);
             else if (rank == 2 && taps == 2)
@@ -354,7 +359,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_block_taps)(const FT* g, Py_ssize_t p, Py_ssi
     VF row_w[IRGRID_INTERLEAVE_ROWS], row_ok[IRGRID_INTERLEAVE_ROWS], w, ok;
     const int per_dim = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     int r, j, t, rows;
-    SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, d, fallback, nf);
+    SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, 0, d, fallback, nf);
     rows = SFX(irgrid_rows)(d, rank, per_dim, row_off, row_w, row_ok);
     for (r = 0, t = 0; r < rows; r++)
         for (j = 0; j < per_dim; j++, t++) {
@@ -446,9 +451,9 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_s
     VI row_off[IRGRID_INTERLEAVE_ROWS];
     VF row_w[IRGRID_INTERLEAVE_ROWS], row_ok[IRGRID_INTERLEAVE_ROWS];
     int r, j;
-    SFX(irgrid_lane_taps)(g, p, m, 3, dims, strides, 2, padding, align, d, fallback, nf);
+    SFX(irgrid_lane_taps)(g, p, m, 3, dims, strides, 2, padding, align, 1, d, fallback, nf);
     SFX(irgrid_rows)(d, 3, 4, row_off, row_w, row_ok);
-    for (r = 0; r < 16; r++) {
+    for (r = 0; r < IRGRID_INTERLEAVE_ROWS; r++) {
         ISTOREU(row_pix[r], ISHL5(KEEP_INDEX(row_off[r], row_ok[r], zero_row)));
         STOREU(row_wt[r], row_w[r]);
     }
@@ -473,8 +478,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
         Py_ssize_t* fallback) {
     const Py_ssize_t pitch = dims[2] + 1, strides[3] = {dims[1] * pitch, pitch, 1};
     const VI zero_row = ISET1((int)(dims[0] * dims[1] * pitch)), zero_pixel = ISET1((int)dims[2]);
-    int row_pix[2][16][LANES], x_pix[2][4][LANES], r, j, lane, cur = 0;
-    FT row_wt[2][16][LANES], x_wt[2][4][LANES], lanes[LANES];
+    int row_pix[2][IRGRID_INTERLEAVE_ROWS][LANES], x_pix[2][4][LANES], r, j, lane, cur = 0;
+    FT row_wt[2][IRGRID_INTERLEAVE_ROWS][LANES], x_wt[2][4][LANES], lanes[LANES];
     VF acc[LANES], w[4], p0, p1, p2, p3, store_mask;
     Py_ssize_t p, m, c, nf = 0, x[4];
     const char* bytes = (const char*)s;
@@ -495,7 +500,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
                 w[j] = SET1(x_wt[cur][j][lane]);
             }
             p0 = p1 = p2 = p3 = ZERO();
-            for (r = 0; r < 16; r += 4) {  /* four partial sums in registers (an array of them spills) */
+            for (r = 0; r < IRGRID_INTERLEAVE_ROWS; r += 4) {  /* four partial sums in registers (an array of them spills) */
                 p0 = FMADD(SET1(row_wt[cur][r][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r][lane], x, w), p0);
                 p1 = FMADD(SET1(row_wt[cur][r + 1][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 1][lane], x, w), p1);
                 p2 = FMADD(SET1(row_wt[cur][r + 2][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 2][lane], x, w), p2);
@@ -562,6 +567,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const 
 #undef IEXTRACT
 #undef DENORMALIZE
 #undef CUBIC
+#undef NATIVE_DENORMALIZE
+#undef NATIVE_CUBIC
 #undef TRANSPOSE
 #undef ISTOREU
 #undef KEEP_INDEX
