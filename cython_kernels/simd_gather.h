@@ -63,26 +63,31 @@ static int irgrid_interleave_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
 }
 
 #ifdef IRGRID_SIMD_X86
+/* Pixel coordinates (interpolation.pxd's denormalize) and Keys' weights (A = -0.75) for taps at -1,
+   0, 1, 2 from floor(x), t = x - floor(x) (cubic_weights), defined for a vector type by its set1,
+   add, sub and mul. */
+#define IRGRID_DENORMALIZE_FN(name, V, SET1, ADD, SUB, MUL) \
+    IRGRID_AVX2_INLINE V name(V g, double length, int align) { \
+        const V one = SET1(1.0), half = SET1(0.5); \
+        if (align) \
+            return MUL(MUL(ADD(g, one), half), SET1(length - 1)); \
+        return MUL(SUB(MUL(ADD(g, one), SET1(length)), one), half); \
+    }
+#define IRGRID_KEYS_FN(name, V, SET1, ADD, SUB, MUL) \
+    IRGRID_AVX2_INLINE void name(V t, V* w) { \
+        const V one = SET1(1.0), a = SET1(-0.75), a5 = SET1(5 * -0.75), a8 = SET1(8 * -0.75); \
+        const V a4 = SET1(4 * -0.75), a2 = SET1(-0.75 + 2), a3 = SET1(-0.75 + 3); \
+        V u = ADD(t, one), s = SUB(one, t), v = SUB(SET1(2.0), t); \
+        w[0] = SUB(MUL(ADD(MUL(SUB(MUL(a, u), a5), u), a8), u), a4); \
+        w[1] = ADD(MUL(MUL(SUB(MUL(a2, t), a3), t), t), one); \
+        w[2] = ADD(MUL(MUL(SUB(MUL(a2, s), a3), s), s), one); \
+        w[3] = SUB(MUL(ADD(MUL(SUB(MUL(a, v), a5), v), a8), v), a4); \
+    }
+
 /* The scalar path computes these in double even for f32 data (Cython's double literals), so the
    vector path does too: the same pixel coordinates (nearest ties!) and cubic weights, bit for bit. */
-IRGRID_AVX2_INLINE __m256d irgrid_denormalize_pd(__m256d g, double length, int align) {
-    const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5);
-    if (align)
-        return _mm256_mul_pd(_mm256_mul_pd(_mm256_add_pd(g, one), half), _mm256_set1_pd(length - 1));
-    return _mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(g, one), _mm256_set1_pd(length)), one), half);
-}
-
-/* Keys' weights (A = -0.75) for taps at -1, 0, 1, 2 from floor(x), t = x - floor(x): cubic_weights. */
-IRGRID_AVX2_INLINE void irgrid_cubic_pd(__m256d t, __m256d* w) {
-    const __m256d one = _mm256_set1_pd(1.0), a = _mm256_set1_pd(-0.75), a5 = _mm256_set1_pd(5 * -0.75);
-    const __m256d a8 = _mm256_set1_pd(8 * -0.75), a4 = _mm256_set1_pd(4 * -0.75);
-    const __m256d a2 = _mm256_set1_pd(-0.75 + 2), a3 = _mm256_set1_pd(-0.75 + 3);
-    __m256d u = _mm256_add_pd(t, one), s = _mm256_sub_pd(one, t), v = _mm256_sub_pd(_mm256_set1_pd(2.0), t);
-    w[0] = _mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(a, u), a5), u), a8), u), a4);
-    w[1] = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(a2, t), a3), t), t), one);
-    w[2] = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(a2, s), a3), s), s), one);
-    w[3] = _mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(a, v), a5), v), a8), v), a4);
-}
+IRGRID_DENORMALIZE_FN(irgrid_denormalize_pd, __m256d, _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd)
+IRGRID_KEYS_FN(irgrid_cubic_pd, __m256d, _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd)
 
 IRGRID_AVX2_INLINE __m256 irgrid_denormalize_ps(__m256 g, double length, int align) {
     __m256d lo = irgrid_denormalize_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(g)), length, align);
@@ -102,23 +107,8 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
 /* The same two in f32, for the `native` taps of irgrid_dim_taps (3-D cubic's own run, which no scalar
    or gather path has to match bit for bit): the double versions above were about half of its taps'
    work, and its taps a third or more of its time. */
-IRGRID_AVX2_INLINE __m256 irgrid_denormalize_native_ps(__m256 g, double length, int align) {
-    const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
-    if (align)
-        return _mm256_mul_ps(_mm256_mul_ps(_mm256_add_ps(g, one), half), _mm256_set1_ps((float)(length - 1)));
-    return _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(_mm256_add_ps(g, one), _mm256_set1_ps((float)length)), one), half);
-}
-
-IRGRID_AVX2_INLINE void irgrid_cubic_native_ps(__m256 t, __m256* w) {
-    const __m256 one = _mm256_set1_ps(1.0f), a = _mm256_set1_ps(-0.75f), a5 = _mm256_set1_ps(5 * -0.75f);
-    const __m256 a8 = _mm256_set1_ps(8 * -0.75f), a4 = _mm256_set1_ps(4 * -0.75f);
-    const __m256 a2 = _mm256_set1_ps(-0.75f + 2), a3 = _mm256_set1_ps(-0.75f + 3);
-    __m256 u = _mm256_add_ps(t, one), s = _mm256_sub_ps(one, t), v = _mm256_sub_ps(_mm256_set1_ps(2.0f), t);
-    w[0] = _mm256_sub_ps(_mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(a, u), a5), u), a8), u), a4);
-    w[1] = _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(a2, t), a3), t), t), one);
-    w[2] = _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(a2, s), a3), s), s), one);
-    w[3] = _mm256_sub_ps(_mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(a, v), a5), v), a8), v), a4);
-}
+IRGRID_DENORMALIZE_FN(irgrid_denormalize_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
+IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
 
 /* ------------------------------------------------------------------ f32, 8 lanes */
 #define FT float
