@@ -44,7 +44,8 @@ DEPENDS = {"sampling": ["cython_kernels/simd_gather.h", "cython_kernels/simd_gat
 NO_SLP = {"deform_columns": ["-fno-tree-slp-vectorize"]}
 # GridSample's functions start on 64-byte lines, so a kernel's loops sit where its own code puts them: without
 # it, a change that shortened 3-D cubic's run moved the interleaved run 800 bytes and made 2-D bilinear on
-# random grids 1.09x slower with no change to its code (benchmarks/README.md, "Where the code lies").
+# random grids 1.09x slower with no change to its code. Where .rodata lies still counts (benchmarks/README.md,
+# "Where the code lies").
 ALIGN = {"sampling": ["-falign-functions=64"]}
 # numpy's C API: sampling.SamplePlan checks its arrays' dtype and shape without Python calls.
 numpy_api = dict(include_dirs=["cython_kernels", numpy.get_include()],

@@ -65,10 +65,11 @@ point's 64 taps are 16 rows (offset and z*y weight; dropped rows at the zero row
 x taps (offsets within a row, dropped ones at the row's zero pixel); a row's x taps are summed with
 the x weights in registers, then the rows into four partial sums. Its f32 taps compute pixel
 coordinates and Keys weights in f32 (the other paths in double, to match the scalar path bit for bit;
-there they were about half of 3-D cubic's tap work): 0.83-0.95x the time on the benchmark's grids.
-Its sums differ from the generic run's by rounding only. Measured (prepared plans, fastest of alternating processes, 1 and 2 threads):
-0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random ones (the benchmark's medians
-0.93x and 0.97x, two runs apart). The generic run stays in
+there they were about half of 3-D cubic's tap work): 0.83-0.99x the time on smooth grids, 0.89-1.09x
+on random ones, whose scratch reads' latency hides the saved arithmetic. Its sums differ from the
+generic run's by rounding only. Measured before that (prepared plans, fastest of alternating
+processes, 1 and 2 threads): 0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random
+ones (the benchmark's medians 0.93x and 0.97x, two runs apart). The generic run stays in
 irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
 from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
 (benchmarks/README.md, "Where the stack lies").
