@@ -52,7 +52,8 @@ numpy_api = dict(include_dirs=["cython_kernels", numpy.get_include()],
                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
 extensions = [
     Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], depends=DEPENDS.get(name, []),
-              extra_compile_args=["-O3", *STRICT, *ALIGN.get(name, []), *NO_SLP.get(name, []), *omp], extra_link_args=omp, **numpy_api)
+              extra_compile_args=["-O3", *STRICT, *ALIGN.get(name, []), *NO_SLP.get(name, []), *omp],
+              extra_link_args=omp, **numpy_api)
     for name in KERNELS
 ] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
      for name in PLAIN]

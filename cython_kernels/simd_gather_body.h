@@ -500,7 +500,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
                 w[j] = SET1(x_wt[cur][j][lane]);
             }
             p0 = p1 = p2 = p3 = ZERO();
-            for (r = 0; r < IRGRID_INTERLEAVE_ROWS; r += 4) {  /* four partial sums in registers (an array of them spills) */
+            /* four partial sums in registers (an array of them spills) */
+            for (r = 0; r < IRGRID_INTERLEAVE_ROWS; r += 4) {
                 p0 = FMADD(SET1(row_wt[cur][r][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r][lane], x, w), p0);
                 p1 = FMADD(SET1(row_wt[cur][r + 1][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 1][lane], x, w), p1);
                 p2 = FMADD(SET1(row_wt[cur][r + 2][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 2][lane], x, w), p2);
