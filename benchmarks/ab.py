@@ -31,8 +31,7 @@ HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[1])
-import numpy as np
+sys.path.insert(0, sys.argv[1])  # this checkout's bench.py; irgrid from '' (the build)
 import bench
 from irgrid.ops.grid_sample import sample_plan
 patterns, threads, seconds = [p for p in sys.argv[2].split(",") if p], int(sys.argv[3]), float(sys.argv[4])
