@@ -42,18 +42,12 @@ DEPENDS = {"sampling": ["cython_kernels/simd_gather.h", "cython_kernels/simd_gat
 # GCC's SLP vectoriser turns those reads into 16-byte loads of values just stored as two 8-byte ones, which
 # the CPU cannot forward from its store buffer (a stall per point and tap: 3-D DeformConv took 1.2x the time).
 NO_SLP = {"deform_columns": ["-fno-tree-slp-vectorize"]}
-# GridSample's functions start on 64-byte lines, so a kernel's loops sit where its own code puts them: without
-# it, a change that shortened 3-D cubic's run moved the interleaved run 800 bytes and made 2-D bilinear on
-# random grids 1.09x slower with no change to its code. Where .rodata lies still counts (benchmarks/README.md,
-# "Where the code lies").
-ALIGN = {"sampling": ["-falign-functions=64"]}
 # numpy's C API: sampling.SamplePlan checks its arrays' dtype and shape without Python calls.
 numpy_api = dict(include_dirs=["cython_kernels", numpy.get_include()],
                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
 extensions = [
     Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], depends=DEPENDS.get(name, []),
-              extra_compile_args=["-O3", *STRICT, *ALIGN.get(name, []), *NO_SLP.get(name, []), *omp],
-              extra_link_args=omp, **numpy_api)
+              extra_compile_args=["-O3", *STRICT, *NO_SLP.get(name, []), *omp], extra_link_args=omp, **numpy_api)
     for name in KERNELS
 ] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
      for name in PLAIN]

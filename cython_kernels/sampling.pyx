@@ -44,8 +44,8 @@ X, is read for it. Per group of 8 / 4 points the gather path's tap code (irgrid_
 irgrid_taps: one generic over rank and taps per dim) gives offsets and weights; each tap is then one
 vector load of all the group's channels, weight broadcast, FMA in the gather path's order (taps
 outer, the 8 / 4 points' independent chains inner), so every output has the same FMA chain and the
-same bits as the gather path (fused AffineGrid may take either path). 8 / 4 points x channels are
-transposed back in registers and stored contiguously into each channel plane. Points the tap code leaves (non-finite or far) go
+same bits as the gather path (fused AffineGrid may take either path). 8 / 4 points x channels are transposed back in registers and
+stored contiguously into each channel plane. Points the tap code leaves (non-finite or far) go
 through point_taps on the planar X. Units are scheduled statically; items with fewer groups than
 2 x threads are split into spans of points, a thread copying a group in once per run of its units.
 The scratch is (plane + 1) pixels x 32 bytes per thread, at most INTERLEAVE_MAX_BYTES (larger
@@ -63,13 +63,10 @@ scalar path, 10-13 ms on this generic run (random grid 42 and 13-16 ms).
 (`rows_layout`): each row of W pixels is followed by a zero pixel and the volume by a zero row, so a
 point's 64 taps are 16 rows (offset and z*y weight; dropped rows at the zero row) times the same 4
 x taps (offsets within a row, dropped ones at the row's zero pixel); a row's x taps are summed with
-the x weights in registers, then the rows into four partial sums. Its f32 taps compute pixel
-coordinates and Keys weights in f32 (the other paths in double, to match the scalar path bit for bit;
-there they were about half of 3-D cubic's tap work): 0.83-0.99x the time on smooth grids, 0.89-1.09x
-on random ones, whose scratch reads' latency hides the saved arithmetic. Its sums differ from the
-generic run's by rounding only. Measured before that (prepared plans, fastest of alternating
-processes, 1 and 2 threads): 0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random
-ones (the benchmark's medians 0.93x and 0.97x, two runs apart). The generic run stays in
+the x weights in registers, then the rows into four partial sums. Its sums differ from the generic
+run's by rounding only. Measured (prepared plans, fastest of alternating processes, 1 and 2 threads):
+0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random ones (the benchmark's medians
+0.93x and 0.97x, two runs apart). The generic run stays in
 irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
 from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
 (benchmarks/README.md, "Where the stack lies").
