@@ -60,13 +60,15 @@ up to 1.7 with 4, hence its own threshold. Absolute, 2 threads, smooth grid: bic
 path 15.5), trilinear 6.8 ms (14.5). 3-D cubic (Zen 4, X 1x16x32x64x64, 2 threads): 27 ms on the
 scalar path, 10-13 ms on this generic run (random grid 42 and 13-16 ms).
 3-D cubic has a run of its own (irgrid_cubic3d_run) wherever its row scratch fits INTERLEAVE_MAX_BYTES
-(`rows_layout`): each row of W pixels is followed by a zero pixel and the volume by a zero row, so a
-point's 64 taps are 16 rows (offset and z*y weight; dropped rows at the zero row) times the same 4
-x taps (offsets within a row, dropped ones at the row's zero pixel); a row's x taps are summed with
-the x weights in registers, then the rows into four partial sums. Its sums differ from the generic
+(`rows_layout`): each row of W pixels is followed by a zero pixel, each plane by a zero row and the
+volume by a zero plane, so a point's 64 taps are 4 plane, 4 row and 4 pixel offsets (a dropped one at
+its dim's zeros) with their weights: a row's x taps are summed with the x weights in registers, a
+plane's rows with the y weights, the planes with the z weights. Its sums differ from the generic
 run's by rounding only. Measured (prepared plans, fastest of alternating processes, 1 and 2 threads):
 0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random ones (the benchmark's medians
-0.93x and 0.97x, two runs apart). The generic run stays in
+0.93x and 0.97x, two runs apart), with 16 row offsets and z*y weights per point; per-dim offsets and
+weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x on random ones
+(benchmarks/README.md, "Tricubic's taps per dim"). The generic run stays in
 irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
 from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
 (benchmarks/README.md, "Where the stack lies").
@@ -355,9 +357,9 @@ cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_
 
 
 cdef inline Py_ssize_t row_pixels(const Py_ssize_t* dims) noexcept nogil:
-    """Pixels of 3-D cubic's row scratch (irgrid_interleave_rows): D * H rows of W pixels and a zero
-    pixel each, then a zero row."""
-    return (dims[0] * dims[1] + 1) * (dims[2] + 1)
+    """Pixels of 3-D cubic's row scratch (irgrid_interleave_rows): D planes of H rows of W pixels and a
+    zero pixel each, then a zero row each, then a zero plane."""
+    return (dims[0] + 1) * (dims[1] + 1) * (dims[2] + 1)
 
 
 cdef inline bint rows_layout(Py_ssize_t rank, int mode, const Py_ssize_t* dims) noexcept nogil:

@@ -424,42 +424,48 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
 }
 
 /* ---- 3-D cubic, separably. Its scratch (irgrid_interleave_rows) ends every row of W pixels with a
-   zero pixel and the volume with a zero row of W + 1 pixels, so a point's 64 taps are 16 rows (its z
-   and y taps: a row offset, dropped rows at the zero row, weight z * y) times the same 4 x taps (a
-   pixel offset within the row, dropped taps at the row's zero pixel): each row's four x taps are
-   summed with the x weights held in registers, then the rows with their weights. A block of points
-   stores 40 offsets and weights instead of 128, and points near the edges take the same loop.
+   zero pixel, every plane with a zero row of W + 1 pixels and the volume with a zero plane, so a
+   point's 64 taps are 4 plane offsets, 4 row offsets within a plane and 4 pixel offsets within a row,
+   a dropped tap of any dim at that dim's zeros (a dropped plane reads the zero plane whatever its row
+   and pixel), each dim with its 4 weights: a row's four x taps are summed with the x weights, a
+   plane's four rows with the y weights, the planes with the z weights, all held in registers. A block
+   of points stores 24 offsets and weights, and points near the edges take the same loop.
    sampling.pyx takes this run wherever that scratch fits (`rows_layout`), the generic one elsewhere. */
 
-/* The group's planes (x + c * x_cstride, dims D, H, W) into s as D * H rows of W pixels and a zero
-   pixel each, then a zero row: (D * H + 1) * (W + 1) pixels. */
+/* The group's planes (x + c * x_cstride, dims D, H, W) into s as D planes of H rows of W pixels and a
+   zero pixel each, then a zero row each, then a zero plane: (D + 1) * (H + 1) * (W + 1) pixels. */
 static IRGRID_AVX2 void SFX(irgrid_interleave_rows)(const FT* x, Py_ssize_t channels, Py_ssize_t x_cstride,
                                                     const Py_ssize_t* dims, FT* s) {
-    const Py_ssize_t rows = dims[0] * dims[1], width = dims[2];
-    Py_ssize_t r;
-    for (r = 0; r < rows; r++)
-        SFX(irgrid_interleave)(x + r * width, channels, x_cstride, width, s + r * (width + 1) * LANES);
-    memset(s + rows * (width + 1) * LANES, 0, (size_t)(width + 1) * LANES * sizeof(FT));
+    const Py_ssize_t width = dims[2], pitch = (width + 1) * LANES, plane_pitch = (dims[1] + 1) * pitch;
+    Py_ssize_t z, r;
+    for (z = 0; z < dims[0]; z++) {
+        for (r = 0; r < dims[1]; r++)
+            SFX(irgrid_interleave)(x + (z * dims[1] + r) * width, channels, x_cstride, width,
+                                   s + z * plane_pitch + r * pitch);
+        memset(s + z * plane_pitch + dims[1] * pitch, 0, (size_t)pitch * sizeof(FT));
+    }
+    memset(s + dims[0] * plane_pitch, 0, (size_t)plane_pitch * sizeof(FT));
 }
 
-/* The rows and x taps of points [p, p + m) (m <= LANES) as byte offsets into irgrid_interleave_rows'
-   scratch, and their weights; fallback as irgrid_simd_sample's (those lanes read the zero row). */
+/* The taps of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run: per dim (z, y, x) 4 byte offsets
+   into irgrid_interleave_rows' scratch (dropped ones at that dim's zeros) and 4 weights; fallback as
+   irgrid_simd_sample's (those lanes read the zero plane). */
 IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
-        const Py_ssize_t* strides, int padding, int align, VI zero_row, VI zero_pixel, int (*row_pix)[LANES],
-        FT (*row_wt)[LANES], int (*x_pix)[LANES], FT (*x_wt)[LANES], Py_ssize_t* fallback, Py_ssize_t* nf) {
+        const Py_ssize_t* strides, int padding, int align, int (*pix)[4][LANES], FT (*wt)[4][LANES],
+        Py_ssize_t* fallback, Py_ssize_t* nf) {
     SFX(irgrid_dim) d[3];
-    VI row_off[IRGRID_INTERLEAVE_ROWS];
-    VF row_w[IRGRID_INTERLEAVE_ROWS], row_ok[IRGRID_INTERLEAVE_ROWS];
-    int r, j;
+    VF no_plane;
+    int k, j;
     SFX(irgrid_lane_taps)(g, p, m, 3, dims, strides, 2, padding, align, 1, d, fallback, nf);
-    SFX(irgrid_rows)(d, 3, 4, row_off, row_w, row_ok);
-    for (r = 0; r < IRGRID_INTERLEAVE_ROWS; r++) {
-        ISTOREU(row_pix[r], ISHL5(KEEP_INDEX(row_off[r], row_ok[r], zero_row)));
-        STOREU(row_wt[r], row_w[r]);
-    }
-    for (j = 0; j < 4; j++) {
-        ISTOREU(x_pix[j], ISHL5(KEEP_INDEX(d[2].off[j], d[2].ok[j], zero_pixel)));
-        STOREU(x_wt[j], d[2].w[j]);
+    /* lanes keeping no plane (fallback lanes among them, whose other taps may lie anywhere) read the
+       zero plane's zero row's zero pixel */
+    no_plane = ANDNOT(OR(OR(d[0].ok[0], d[0].ok[1]), OR(d[0].ok[2], d[0].ok[3])), CMP(ZERO(), ZERO(), _CMP_EQ_OQ));
+    for (k = 0; k < 3; k++) {
+        const VI zeros = ISET1((int)(dims[k] * strides[k]));  /* the zero plane, a plane's zero row, a row's zero pixel */
+        for (j = 0; j < 4; j++) {
+            ISTOREU(pix[k][j], ISHL5(KEEP_INDEX(d[k].off[j], k ? ANDNOT(no_plane, d[k].ok[j]) : d[k].ok[j], zeros)));
+            STOREU(wt[k][j], d[k].w[j]);
+        }
     }
 }
 
@@ -471,43 +477,47 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_row_sum)(const char* row, const Py_ssize_t* x, 
     return FMADD(w[3], LOADU((const FT*)(row + x[3])), sum);
 }
 
+/* One plane's four rows (byte offsets y within the plane), weighted. */
+IRGRID_AVX2_INLINE VF SFX(irgrid_plane_sum)(const char* plane, const Py_ssize_t* y, const VF* wy, const Py_ssize_t* x,
+                                            const VF* wx) {
+    VF sum = MUL(wy[0], SFX(irgrid_row_sum)(plane + y[0], x, wx));
+    sum = FMADD(wy[1], SFX(irgrid_row_sum)(plane + y[1], x, wx), sum);
+    sum = FMADD(wy[2], SFX(irgrid_row_sum)(plane + y[2], x, wx), sum);
+    return FMADD(wy[3], SFX(irgrid_row_sum)(plane + y[3], x, wx), sum);
+}
+
 /* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
    software-pipelined the same way. */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
         Py_ssize_t* fallback) {
-    const Py_ssize_t pitch = dims[2] + 1, strides[3] = {dims[1] * pitch, pitch, 1};
-    const VI zero_row = ISET1((int)(dims[0] * dims[1] * pitch)), zero_pixel = ISET1((int)dims[2]);
-    int row_pix[2][IRGRID_INTERLEAVE_ROWS][LANES], x_pix[2][4][LANES], r, j, lane, cur = 0;
-    FT row_wt[2][IRGRID_INTERLEAVE_ROWS][LANES], x_wt[2][4][LANES], lanes[LANES];
-    VF acc[LANES], w[4], p0, p1, p2, p3, store_mask;
-    Py_ssize_t p, m, c, nf = 0, x[4];
+    const Py_ssize_t pitch = dims[2] + 1, strides[3] = {(dims[1] + 1) * pitch, pitch, 1};
+    int pix[2][3][4][LANES], j, lane, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
+    FT wt[2][3][4][LANES], lanes[LANES];
+    VF acc[LANES], wx[4], wy[4], store_mask;
+    Py_ssize_t p, m, c, nf = 0, ox[4], oy[4];
     const char* bytes = (const char*)s;
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
     if (n > 0)
-        SFX(irgrid_cubic3d_taps)(g, 0, n < LANES ? n : LANES, dims, strides, padding, align, zero_row, zero_pixel,
-                                 row_pix[0], row_wt[0], x_pix[0], x_wt[0], fallback, &nf);
+        SFX(irgrid_cubic3d_taps)(g, 0, n < LANES ? n : LANES, dims, strides, padding, align, pix[0], wt[0],
+                                 fallback, &nf);
     for (p = 0; p < n; p += LANES, cur ^= 1) {
         m = n - p < LANES ? n - p : LANES;
         if (p + LANES < n)
             SFX(irgrid_cubic3d_taps)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, dims, strides,
-                                     padding, align, zero_row, zero_pixel, row_pix[cur ^ 1], row_wt[cur ^ 1],
-                                     x_pix[cur ^ 1], x_wt[cur ^ 1], fallback, &nf);
+                                     padding, align, pix[cur ^ 1], wt[cur ^ 1], fallback, &nf);
         for (lane = 0; lane < LANES; lane++) {
             for (j = 0; j < 4; j++) {
-                x[j] = x_pix[cur][j][lane];
-                w[j] = SET1(x_wt[cur][j][lane]);
+                oy[j] = pix[cur][1][j][lane];
+                wy[j] = SET1(wt[cur][1][j][lane]);
+                ox[j] = pix[cur][2][j][lane];
+                wx[j] = SET1(wt[cur][2][j][lane]);
             }
-            p0 = p1 = p2 = p3 = ZERO();
-            /* four partial sums in registers (an array of them spills) */
-            for (r = 0; r < IRGRID_INTERLEAVE_ROWS; r += 4) {
-                p0 = FMADD(SET1(row_wt[cur][r][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r][lane], x, w), p0);
-                p1 = FMADD(SET1(row_wt[cur][r + 1][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 1][lane], x, w), p1);
-                p2 = FMADD(SET1(row_wt[cur][r + 2][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 2][lane], x, w), p2);
-                p3 = FMADD(SET1(row_wt[cur][r + 3][lane]), SFX(irgrid_row_sum)(bytes + row_pix[cur][r + 3][lane], x, w), p3);
-            }
-            acc[lane] = ADD(ADD(p0, p1), ADD(p2, p3));
+            acc[lane] = MUL(SET1(wt[cur][0][0][lane]), SFX(irgrid_plane_sum)(bytes + pix[cur][0][0][lane], oy, wy, ox, wx));
+            for (j = 1; j < 4; j++)
+                acc[lane] = FMADD(SET1(wt[cur][0][j][lane]),
+                                  SFX(irgrid_plane_sum)(bytes + pix[cur][0][j][lane], oy, wy, ox, wx), acc[lane]);
         }
         /* as irgrid_interleaved_run stores: one inline helper for both, taking acc by pointer, made every
            random-grid case 1.07-1.6x slower (2 threads, alternating processes), so each run keeps its own */

@@ -131,10 +131,11 @@ def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dty
 @DTYPES
 @pytest.mark.parametrize("padding", PADDINGS)
 def test_3d_cubic_generic_run_where_the_row_scratch_does_not_fit(padding, dtype):
-    """3-D cubic's own run reads a scratch with a zero pixel after each row. A volume whose row scratch
-    exceeds the 8 MiB limit while its plane and one zero pixel fit, (64*64 + 1) * 64 against
-    64*64*63 + 1 pixels of 32 bytes, takes the generic interleaved run instead: onnx.reference agrees."""
-    assert (64 * 64 + 1) * 64 * 32 > 8 << 20 >= (64 * 64 * 63 + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
+    """3-D cubic's own run reads a scratch with a zero pixel after each row, a zero row after each
+    plane and a zero plane. A volume whose row scratch exceeds the 8 MiB limit while its plane and one
+    zero pixel fit, 65 * 65 * 64 against 64*64*63 + 1 pixels of 32 bytes, takes the generic
+    interleaved run instead: onnx.reference agrees."""
+    assert 65 * 65 * 64 * 32 > 8 << 20 >= (64 * 64 * 63 + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
     rng = _rng("cubic3d-generic", padding, dtype)
     x = rng.uniform(-1, 1, (1, 4, 64, 64, 63))
     grid = _dyadic(rng, (1, 2, 3, 5, 3), 1.6, oracle_step(3, "cubic"))
@@ -157,6 +158,22 @@ def test_3d_cubic_special_coordinates(padding, dtype):
 @pytest.mark.parametrize("align", [False, True])
 def test_3d_cubic_dropped_taps_read_the_zero_pixel(align, dtype):
     check_dropped_taps(3, "cubic", align, dtype, (4, 6, 5), channels=9)
+
+
+@DTYPES
+@pytest.mark.parametrize("coordinate", [1e5, -1e5, 7.5])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_3d_cubic_reflection_far_outside_reads_nothing(axis, coordinate, dtype):
+    """Points more than one reflection fold outside the volume, yet within the vector path's range,
+    go to the scalar path; the vector path's taps for them must read nothing. Its x taps once did
+    (at offsets up to 32 * 2.5e5 bytes from the scratch here: a segfault on this machine for 1e5)."""
+    rng = _rng("cubic3d-far", axis, coordinate)
+    x = rng.uniform(-1, 1, (1, 8, 4, 6, 5)).astype(dtype)
+    grid = _dyadic(rng, (1, 2, 2, 8, 3), 1.3, oracle_step(3, "cubic"))
+    grid[..., axis].reshape(-1)[::3] = coordinate
+    got = sample(x, grid.astype(dtype), "cubic", "reflection", False, threads=1)
+    expected = run_onnx_reference(x.astype(float), grid, "cubic", "reflection", False)
+    np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
 
 
 @DTYPES
