@@ -68,7 +68,9 @@ run's by rounding only. Measured (prepared plans, fastest of alternating process
 0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random ones (the benchmark's medians
 0.93x and 0.97x, two runs apart), with 16 row offsets and z*y weights per point; per-dim offsets and
 weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x on random ones
-(benchmarks/README.md, "Tricubic's taps per dim"). The generic run stays in
+(benchmarks/README.md, "Tricubic's taps per dim"). On a scattered grid (a uniformly random one) its
+points are taken tile by tile (binning.pxd, `binned_span`): 0.72-0.74x the time (2 threads). The
+generic run stays in
 irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
 from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
 (benchmarks/README.md, "Where the stack lies").
@@ -91,6 +93,7 @@ from interpolation cimport (
     PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps, weighted_sum,
 )
 from affine cimport AFFINE_MAX_RANK, affine_axes, affine_points
+from binning cimport BIN_SAMPLE, scattered, sort_by_tile, tiling
 
 cnp.import_array()
 
@@ -122,11 +125,19 @@ cdef extern from "simd_gather.h":
                                              Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
                                              int padding, int align, Py_ssize_t* fallback) noexcept nogil
     Py_ssize_t irgrid_cubic3d_run_f32(const float* s, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
-                                      Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
-                                      Py_ssize_t* fallback) noexcept nogil
+                                      Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding,
+                                      int align, Py_ssize_t* fallback) noexcept nogil
     Py_ssize_t irgrid_cubic3d_run_f64(const double* s, const double* g, double* y, Py_ssize_t n, Py_ssize_t channels,
-                                      Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
-                                      Py_ssize_t* fallback) noexcept nogil
+                                      Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding,
+                                      int align, Py_ssize_t* fallback) noexcept nogil
+    void irgrid_tile_keys_f32(const float* g, Py_ssize_t n, Py_ssize_t rank, const double* scale, const double* offset,
+                              const Py_ssize_t* tiles, int* keys) noexcept nogil
+    void irgrid_tile_keys_f64(const double* g, Py_ssize_t n, Py_ssize_t rank, const double* scale,
+                              const double* offset, const Py_ssize_t* tiles, int* keys) noexcept nogil
+    void irgrid_unbin_f32(const float* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, float* y,
+                          Py_ssize_t y_cstride) noexcept nogil
+    void irgrid_unbin_f64(const double* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, double* y,
+                          Py_ssize_t y_cstride) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
                                              Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
@@ -146,8 +157,14 @@ cdef enum:
     INTERLEAVE_MAX_BYTES = 8 << 20
     INTERLEAVE_MIN_CHANNELS = 4
     INTERLEAVE_MIN_CHANNELS_3D_NEAREST = 16
+    # 3-D cubic on a scattered grid (binning.pxd): points binned at a time. A thread's Bins buffers
+    # then take 768 KiB (f32: 4 + 12 + 32 bytes per point), so unbinning mostly reads L2. Measured
+    # (X 1x16x32x64x64, random grid, fastest of 6 alternating rounds): 2 threads 4096 points 5.44 ms,
+    # 8192 5.04, 16384 4.84, 32768 4.92, 65536 5.67 (not binned 7.15); 1 thread 16384 9.2, 65536 8.7.
+    BIN_CAPACITY = 1 << 14
 
 cdef bint simd_on = irgrid_simd_available()
+cdef int bin_policy = 1  # 0 never, 1 where the binning module judges a span scattered, 2 always (where it applies)
 cdef int interleave_policy = 1  # 0 never, 1 from INTERLEAVE_MIN_CHANNELS channels on, 2 wherever it fits
 cdef dict INTERLEAVE_POLICIES = {"never": 0, "auto": 1, "always": 2}
 
@@ -159,6 +176,17 @@ def use_simd(bint on) -> bool:
     was = simd_on
     simd_on = on and irgrid_simd_available()
     return was
+
+def use_binning(str policy) -> str:
+    """Choose when 3-D cubic's interleaved run takes a grid's points tile by tile ("auto": spans that
+    binning.pxd's `scattered` picks, "never", "always"); returns the previous policy. For tests and
+    comparisons."""
+    global bin_policy
+    names = {v: k for k, v in INTERLEAVE_POLICIES.items()}
+    was = names[bin_policy]
+    bin_policy = INTERLEAVE_POLICIES[policy]
+    return was
+
 
 def use_interleave(str policy) -> str:
     """Choose when the vector path interleaves channels ("auto", "never", or "always" wherever the
@@ -268,44 +296,57 @@ cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_
                      Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t c0,
                      Py_ssize_t c1, const floating* scratch) noexcept nogil:
     """Output points [start, stop) (at most SIMD_BLOCK) of channels [c0, c1) of batch item
-    `batch_index`, as sample_block but with simd_gather.h's vector kernel (its interleaved one when
-    `scratch` holds these channels interleaved); the points it leaves (non-finite or far
-    coordinates) go through point_taps and apply_taps."""
-    cdef Py_ssize_t fallback[SIMD_BLOCK]
+    `batch_index`, as sample_block but with simd_gather.h's vector kernel (`simd_points`)."""
     cdef floating g_affine[SIMD_BLOCK * AFFINE_MAX_RANK]
-    cdef Py_ssize_t tap_off[SIMD_MAX_TAPS]
-    cdef floating tap_w[SIMD_MAX_TAPS]
-    cdef Py_ssize_t i, j, count, n_fallback, n = stop - start
     cdef const floating* g = coords + (batch_index * points + start) * rank
-    cdef const floating* xb = x + (batch_index * channels + c0) * plane
-    cdef floating* yb = y + (batch_index * channels + c0) * points + start
     if affine:
         affine_points(coords + batch_index * rank * (rank + 1), g_affine, rank, extents, starts, steps, start, stop)
         g = g_affine
+    simd_points(x + (batch_index * channels + c0) * plane, g, y + (batch_index * channels + c0) * points + start,
+                points, False, stop - start, c1 - c0, rank, dims, strides, plane, max_taps, mode, padding, align_corners,
+                scratch)
+
+
+cdef void simd_points(const floating* xb, const floating* g, floating* yb, Py_ssize_t y_cstride, bint by_point,
+                      Py_ssize_t n, Py_ssize_t channels, Py_ssize_t rank, const Py_ssize_t* dims,
+                      const Py_ssize_t* strides, Py_ssize_t plane, Py_ssize_t max_taps, int mode, int padding,
+                      bint align_corners, const floating* scratch) noexcept nogil:
+    """Points g[0, n) (n <= SIMD_BLOCK) of planes xb (`channels` of them) into yb + c * y_cstride + i
+    (or, `by_point`, 3-D cubic over its row scratch only, yb + i * lanes + c) with simd_gather.h's
+    vector kernel (its interleaved one when `scratch` holds these channels interleaved); the points it
+    leaves (non-finite or far coordinates) go through point_taps and apply_taps."""
+    cdef Py_ssize_t fallback[SIMD_BLOCK]
+    cdef Py_ssize_t tap_off[SIMD_MAX_TAPS]
+    cdef floating tap_w[SIMD_MAX_TAPS]
+    cdef Py_ssize_t i, j, count, n_fallback
     if scratch != NULL and rows_layout(rank, mode, dims):
         if floating is float:
-            n_fallback = irgrid_cubic3d_run_f32(scratch, g, yb, n, c1 - c0, points, dims, padding, align_corners,
-                                                fallback)
+            n_fallback = irgrid_cubic3d_run_f32(scratch, g, yb, n, channels, y_cstride, by_point, dims, padding,
+                                                align_corners, fallback)
         else:
-            n_fallback = irgrid_cubic3d_run_f64(scratch, g, yb, n, c1 - c0, points, dims, padding, align_corners,
-                                                fallback)
+            n_fallback = irgrid_cubic3d_run_f64(scratch, g, yb, n, channels, y_cstride, by_point, dims, padding,
+                                                align_corners, fallback)
     elif scratch != NULL:
         if floating is float:
-            n_fallback = irgrid_interleaved_sample_f32(scratch, g, yb, n, c1 - c0, points, plane, rank, dims, strides,
-                                                       mode, padding, align_corners, fallback)
+            n_fallback = irgrid_interleaved_sample_f32(scratch, g, yb, n, channels, y_cstride, plane, rank, dims,
+                                                       strides, mode, padding, align_corners, fallback)
         else:
-            n_fallback = irgrid_interleaved_sample_f64(scratch, g, yb, n, c1 - c0, points, plane, rank, dims, strides,
-                                                       mode, padding, align_corners, fallback)
+            n_fallback = irgrid_interleaved_sample_f64(scratch, g, yb, n, channels, y_cstride, plane, rank, dims,
+                                                       strides, mode, padding, align_corners, fallback)
     elif floating is float:
-        n_fallback = irgrid_simd_sample_f32(xb, g, yb, n, c1 - c0, plane, points, rank, dims, strides, mode,
+        n_fallback = irgrid_simd_sample_f32(xb, g, yb, n, channels, plane, y_cstride, rank, dims, strides, mode,
                                             padding, align_corners, fallback)
     else:
-        n_fallback = irgrid_simd_sample_f64(xb, g, yb, n, c1 - c0, plane, points, rank, dims, strides, mode,
+        n_fallback = irgrid_simd_sample_f64(xb, g, yb, n, channels, plane, y_cstride, rank, dims, strides, mode,
                                             padding, align_corners, fallback)
     for j in range(n_fallback):
         i = fallback[j]
         count = point_taps(g + i * rank, rank, dims, strides, mode, padding, align_corners, tap_off, tap_w)
-        apply_taps(xb, yb, c1 - c0, plane, points, max_taps, 0, i, 1, tap_off, tap_w, &count)
+        if by_point:
+            apply_taps(xb, yb + i * (32 // sizeof(floating)), channels, plane, 1, max_taps, 0, 0, 1, tap_off, tap_w,
+                       &count)
+        else:
+            apply_taps(xb, yb, channels, plane, y_cstride, max_taps, 0, i, 1, tap_off, tap_w, &count)
 
 
 cdef Py_ssize_t data_layout(const Py_ssize_t* dims, Py_ssize_t rank, int mode, int padding, Py_ssize_t* strides,
@@ -391,9 +432,10 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
                           Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
                           bint affine, const Py_ssize_t* extents, const floating* starts, const floating* steps,
                           Py_ssize_t unit, Py_ssize_t lanes, Py_ssize_t groups, Py_ssize_t span,
-                          Py_ssize_t spans, floating* scratch, Py_ssize_t* held) noexcept nogil:
+                          Py_ssize_t spans, floating* scratch, Py_ssize_t* held, Bins* bins) noexcept nogil:
     """Points of span `unit % spans` of channel group `unit // spans` (of `lanes` channels) over
-    scratch, which holds group `held[0]` interleaved (copied in first if it is another)."""
+    scratch, which holds group `held[0]` interleaved (copied in first if it is another); through
+    `bins` (binned_span) where given."""
     cdef Py_ssize_t key = unit // spans, b = key // groups
     cdef Py_ssize_t c0 = key % groups * lanes, p0 = unit % spans * span
     cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, points)
@@ -408,8 +450,88 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
         else:
             irgrid_interleave_f64(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch)
         held[0] = key
-    simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
-              affine, extents, starts, steps, b, p0, p1, c0, c1, scratch)
+    if bins != NULL:
+        binned_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
+                    b, p0, p1, c0, c1, scratch, bins)
+    else:
+        simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
+                  affine, extents, starts, steps, b, p0, p1, c0, c1, scratch)
+
+
+# One thread's buffers for binned_span: at most `capacity` points at a time over `n_tiles` tiles.
+cdef struct Bins:
+    Py_ssize_t capacity, n_tiles
+    Py_ssize_t tiles[MAX_RANK]
+    double scale[MAX_RANK]
+    double offset[MAX_RANK]
+    int* counts
+    int* slot
+    void* coords  # the points' coordinates in tile order (floating)
+    void* out  # their outputs in tile order, a pixel of lanes channels each (floating)
+
+
+cdef inline Py_ssize_t round64(Py_ssize_t n) noexcept nogil:
+    return (n + 63) // 64 * 64
+
+
+cdef inline Py_ssize_t bins_bytes(Py_ssize_t capacity, Py_ssize_t n_tiles, Py_ssize_t rank, Py_ssize_t lanes,
+                                  Py_ssize_t itemsize) noexcept nogil:
+    """Bytes of one thread's Bins buffers (bins_init's layout), a multiple of 64."""
+    return (round64(n_tiles * sizeof(int)) + round64(capacity * sizeof(int)) + round64(capacity * rank * itemsize)
+            + round64(capacity * lanes * itemsize))
+
+
+cdef void bins_init(Bins* bins, char* memory, Py_ssize_t capacity, Py_ssize_t rank, const Py_ssize_t* dims,
+                    bint align_corners, Py_ssize_t lanes, Py_ssize_t itemsize) noexcept nogil:
+    """Lay out bins_bytes(...) bytes at `memory` (64-byte aligned) as bins' buffers."""
+    bins.capacity = capacity
+    bins.n_tiles = tiling(rank, dims, align_corners, bins.tiles, bins.scale, bins.offset)
+    bins.counts = <int*>memory
+    bins.slot = <int*>(memory + round64(bins.n_tiles * sizeof(int)))
+    bins.coords = <void*>(<char*>bins.slot + round64(capacity * sizeof(int)))
+    bins.out = <void*>(<char*>bins.coords + round64(capacity * rank * itemsize))
+
+
+cdef void binned_span(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
+                      Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, Py_ssize_t plane,
+                      Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
+                      Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t c0, Py_ssize_t c1,
+                      const floating* scratch, Bins* bins) noexcept nogil:
+    """simd_span for 3-D cubic over its row scratch on a grid (not a fused AffineGrid), up to
+    bins.capacity points at a time: those binning.pxd judges scattered are sampled in tile order into
+    bins.out, then put back; the others as simd_span does."""
+    cdef Py_ssize_t n, s, m, lanes = 32 // sizeof(floating)
+    cdef const floating* g
+    cdef floating* gb = <floating*>bins.coords
+    cdef floating* out = <floating*>bins.out
+    cdef const floating* xb = x + (batch_index * channels + c0) * plane
+    cdef floating* yb = y + (batch_index * channels + c0) * points
+    while start < stop:
+        n = min(stop - start, bins.capacity)
+        g = coords + (batch_index * points + start) * rank
+        m = min(n, BIN_SAMPLE)
+        if floating is float:
+            irgrid_tile_keys_f32(g, m, rank, bins.scale, bins.offset, bins.tiles, bins.slot)
+        else:
+            irgrid_tile_keys_f64(g, m, rank, bins.scale, bins.offset, bins.tiles, bins.slot)
+        if bin_policy == 2 or scattered(bins.slot, m):
+            if floating is float:
+                irgrid_tile_keys_f32(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, bins.slot + m)
+            else:
+                irgrid_tile_keys_f64(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, bins.slot + m)
+            sort_by_tile(g, n, rank, bins.n_tiles, bins.counts, bins.slot, gb)
+            for s in range((n + SIMD_BLOCK - 1) // SIMD_BLOCK):
+                simd_points(xb, gb + s * SIMD_BLOCK * rank, out + s * SIMD_BLOCK * lanes, 1, True,
+                            min(SIMD_BLOCK, n - s * SIMD_BLOCK), c1 - c0, rank, dims, strides, plane, max_taps, mode,
+                            padding, align_corners, scratch)
+            if floating is float:
+                irgrid_unbin_f32(out, bins.slot, n, c1 - c0, yb + start, points)
+            else:
+                irgrid_unbin_f64(out, bins.slot, n, c1 - c0, yb + start, points)
+        else:
+            simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
+                      align_corners, False, NULL, NULL, NULL, batch_index, start, start + n, c0, c1, scratch)
+        start += n
 
 
 cdef void run_interleave(const floating* x, const floating* coords, floating* y, Py_ssize_t batch,
@@ -418,40 +540,56 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
                          bint align_corners, bint affine, const Py_ssize_t* extents, const floating* starts,
                          const floating* steps, int num_threads, Py_ssize_t lanes) except *:
     """The interleaved path: units of (batch item, group of `lanes` channels, span of points), each
-    thread with one scratch of plane + 1 pixels, allocated here. Items with few groups are split
-    into spans of points (each thread copies a group in once per run of its units), so that every
-    thread has work; statically scheduled, so a thread's consecutive units share a group."""
+    thread with one scratch of plane + 1 pixels, allocated here (and, for 3-D cubic on a grid, Bins).
+    Items with few groups are split into spans of points (each thread copies a group in once per run
+    of its units), so that every thread has work; statically scheduled, so a thread's consecutive
+    units share a group."""
     cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, spans = 1, span, n_units, unit, t
     cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # 64-byte multiple
+    cdef Py_ssize_t tiles[MAX_RANK]
+    cdef double scale[MAX_RANK]
+    cdef double offset[MAX_RANK]
+    cdef Py_ssize_t n_tiles = tiling(rank, dims, align_corners, tiles, scale, offset), capacity = 0, per_thread
     cdef char* memory
     cdef floating* scratch
     cdef Py_ssize_t* held
+    cdef Bins* bins = NULL
     if batch * groups < 2 * num_threads:
         spans = min((2 * num_threads + batch * groups - 1) // (batch * groups), (points + SIMD_BLOCK - 1) // SIMD_BLOCK)
     span = (points + spans - 1) // spans
     spans = (points + span - 1) // span
     n_units = batch * groups * spans
     num_threads = max(min(num_threads, n_units), 1)
-    memory = <char*>malloc(num_threads * (scratch_items * sizeof(floating) + sizeof(Py_ssize_t)) + 64)
+    if bin_policy and not affine and rows_layout(rank, mode, dims) and n_tiles <= BIN_CAPACITY:  # else too few points per tile
+        capacity = min(span, BIN_CAPACITY)
+    per_thread = scratch_items * sizeof(floating) + (bins_bytes(capacity, n_tiles, rank, lanes, sizeof(floating))
+                                                     if capacity else 0)
+    memory = <char*>malloc(num_threads * (per_thread + sizeof(Py_ssize_t) + sizeof(Bins)) + 64)
     if memory == NULL:
         raise MemoryError()
     scratch = <floating*>((<uintptr_t>memory + 63) & ~(<uintptr_t>63))
-    held = <Py_ssize_t*>(scratch + num_threads * scratch_items)
+    held = <Py_ssize_t*>(<char*>scratch + num_threads * per_thread)
     for t in range(num_threads):
         held[t] = -1
+    if capacity:
+        bins = <Bins*>(held + num_threads)
+        for t in range(num_threads):
+            bins_init(bins + t, <char*>scratch + t * per_thread + scratch_items * sizeof(floating), capacity, rank,
+                      dims, align_corners, lanes, sizeof(floating))
     try:
         if num_threads == 1:
             with nogil:
                 for unit in range(n_units):
                     interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
                                     padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
-                                    span, spans, scratch, held)
+                                    span, spans, scratch, held, bins)
             return
         for unit in prange(n_units, nogil=True, schedule="static", num_threads=num_threads):
             t = threadid()
             interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
                             padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
-                            span, spans, scratch + t * scratch_items, held + t)
+                            span, spans, <floating*>(<char*>scratch + t * per_thread), held + t,
+                            bins + t if bins != NULL else NULL)
     finally:
         free(memory)
 

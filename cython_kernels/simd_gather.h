@@ -214,9 +214,19 @@ static Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, 
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) { return -1; }
 static Py_ssize_t irgrid_cubic3d_run_f32(const float* s, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
-        Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align, Py_ssize_t* fallback) { return -1; }
+        Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align, Py_ssize_t* fallback)
+        { return -1; }
 static Py_ssize_t irgrid_cubic3d_run_f64(const double* s, const double* g, double* y, Py_ssize_t n, Py_ssize_t channels,
-        Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align, Py_ssize_t* fallback) { return -1; }
+        Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align, Py_ssize_t* fallback)
+        { return -1; }
+static void irgrid_tile_keys_f32(const float* g, Py_ssize_t n, Py_ssize_t rank, const double* scale,
+        const double* offset, const Py_ssize_t* tiles, int* keys) {}
+static void irgrid_tile_keys_f64(const double* g, Py_ssize_t n, Py_ssize_t rank, const double* scale,
+        const double* offset, const Py_ssize_t* tiles, int* keys) {}
+static void irgrid_unbin_f32(const float* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, float* y,
+        Py_ssize_t y_cstride) {}
+static void irgrid_unbin_f64(const double* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, double* y,
+        Py_ssize_t y_cstride) {}
 static Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) { return -1; }

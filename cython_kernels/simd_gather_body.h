@@ -487,9 +487,10 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_plane_sum)(const char* plane, const Py_ssize_t*
 }
 
 /* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
-   software-pipelined the same way. */
+   software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
+   zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin). */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
+        Py_ssize_t channels, Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align,
         Py_ssize_t* fallback) {
     const Py_ssize_t pitch = dims[2] + 1, strides[3] = {(dims[1] + 1) * pitch, pitch, 1};
     int pix[2][3][4][LANES], j, lane, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
@@ -519,6 +520,11 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
                 acc[lane] = FMADD(SET1(wt[cur][0][j][lane]),
                                   SFX(irgrid_plane_sum)(bytes + pix[cur][0][j][lane], oy, wy, ox, wx), acc[lane]);
         }
+        if (by_point) {
+            for (lane = 0; lane < m; lane++)
+                STOREU(y + (p + lane) * LANES, acc[lane]);
+            continue;
+        }
         /* as irgrid_interleaved_run stores: one inline helper for both, taking acc by pointer, made every
            random-grid case 1.07-1.6x slower (2 threads, alternating processes), so each run keeps its own */
         TRANSPOSE(acc);
@@ -532,6 +538,64 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
         }
     }
     return nf;
+}
+
+/* ---- Binning (binning.pxd): a scattered grid's points sorted by the tile they sample. */
+
+/* The tile keys of points [0, n) (coordinates g, n x rank, innermost first) into keys: per dim k
+   (outermost first) floor(g * scale[k] + offset[k]) clamped to [0, tiles[k] - 1] (NaN at 0: the
+   maximum of NaN and 0 is 0), the outermost dim's tile most significant. */
+static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, Py_ssize_t n, Py_ssize_t rank, const double* scale,
+                                              const double* offset, const Py_ssize_t* tiles, int* keys) {
+    FT coords[3][LANES];
+    VF t;
+    VI key;
+    int tail[LANES];
+    Py_ssize_t p, k, m, lane;
+    for (p = 0; p < n; p += LANES) {
+        m = n - p < LANES ? n - p : LANES;
+        for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
+            for (lane = 0; lane < LANES; lane++)
+                coords[k][lane] = lane < m ? g[(p + lane) * rank + rank - 1 - k] : 0;
+        key = ISET1(0);
+        for (k = 0; k < rank; k++) {
+            t = FMADD(LOADU(coords[k]), SET1((FT)scale[k]), SET1((FT)offset[k]));
+            t = VMIN(VMAX(t, ZERO()), SET1((FT)(tiles[k] - 1)));
+            key = IADD(IMUL(key, ISET1((int)tiles[k])), TOINT(FLOOR(t)));
+        }
+        if (m == LANES) {
+            ISTOREU(keys + p, key);
+        } else {
+            ISTOREU(tail, key);
+            for (k = 0; k < m; k++)
+                keys[p + k] = tail[k];
+        }
+    }
+}
+
+#ifndef IRGRID_UNBIN_AHEAD
+#define IRGRID_UNBIN_AHEAD 64
+#endif
+
+/* Outputs of n points stored by point (out + j * LANES: the point in bin position j) back in point
+   order: point i (bin position slot[i]) into y + c * y_cstride + i for its first `channels` channels. */
+static IRGRID_AVX2 void SFX(irgrid_unbin)(const FT* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, FT* y,
+                                          Py_ssize_t y_cstride) {
+    VF r[LANES];
+    Py_ssize_t p, c, lane;
+    for (p = 0; p + LANES <= n; p += LANES) {
+        if (p + IRGRID_UNBIN_AHEAD + LANES <= n)
+            for (lane = 0; lane < LANES; lane++)
+                __builtin_prefetch(out + (Py_ssize_t)slot[p + IRGRID_UNBIN_AHEAD + lane] * LANES);
+        for (lane = 0; lane < LANES; lane++)
+            r[lane] = LOADU(out + (Py_ssize_t)slot[p + lane] * LANES);
+        TRANSPOSE(r);
+        for (c = 0; c < channels; c++)
+            STOREU(y + c * y_cstride + p, r[c]);
+    }
+    for (; p < n; p++)
+        for (c = 0; c < channels; c++)
+            y[c * y_cstride + p] = out[(Py_ssize_t)slot[p] * LANES + c];
 }
 
 /* irgrid_interleaved_run with rank and mode as constants (irgrid_interleave_fits' cases). */

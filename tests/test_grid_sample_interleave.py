@@ -22,7 +22,8 @@ from irgrid.ops.grid_sample import sample
 from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
 from test_grid_sample_edge_cases import run_ort
 from test_grid_sample_oracles import run_onnx_reference
-from test_grid_sample_simd import PADDINGS, TOLERANCES, _dyadic, _rng, check_dropped_taps, check_special_coordinates, oracle_step
+from test_grid_sample_simd import (PADDINGS, SPECIALS, TOLERANCES, _dyadic, _rng, check_dropped_taps,
+                                   check_special_coordinates, oracle_step)
 
 CASES = pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"),
                                               (3, "linear")])
@@ -186,6 +187,37 @@ def test_3d_cubic_threads_and_spans_bitwise_identical(batch, channels, dtype):
     one = sample(x, grid, "cubic", "reflection", False, threads=1)
     two = sample(x, grid, "cubic", "reflection", False, threads=2)
     assert one.tobytes() == two.tobytes()
+
+
+@DTYPES
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("align", [False, True])
+def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype):
+    """3-D cubic's binned run (a scattered grid's points in tile order, then put back: binning.pxd)
+    gives every point the same bits as the unbinned run: random and special coordinates (the scalar
+    path's points written by point), two items, a partial channel group, more points than one binning
+    span holds (16384) and 1 or 2 threads."""
+    rng = _rng("binned-cubic3d", padding, align, dtype)
+    x = rng.uniform(-1, 1, (2, 11, 7, 9, 20)).astype(dtype)
+    grid = rng.uniform(-1.2, 1.2, (2, 16384 + 4099, 1, 1, 3))
+    flat = grid.reshape(-1, 3)
+    special = rng.random(flat.shape[0]) < 0.02
+    flat[special, rng.integers(3, size=special.sum())] = rng.choice(SPECIALS, special.sum())
+    grid = grid.astype(dtype)
+    was = sampling.use_binning("always")
+    try:
+        binned = [sample(x, grid, "cubic", padding, align, threads) for threads in (1, 2)]
+        sampling.use_binning("never")
+        plain = sample(x, grid, "cubic", padding, align, 2)
+    finally:
+        sampling.use_binning(was)
+    assert binned[0].tobytes() == plain.tobytes()
+    assert binned[1].tobytes() == plain.tobytes()
+
+
+def test_binning_policy_round_trip():
+    assert sampling.use_binning("never") == "auto"
+    assert sampling.use_binning("auto") == "never"
 
 
 def test_policy_round_trip():

@@ -1,0 +1,64 @@
+# cython: language_level=3, cdivision=True
+"""A scattered grid's points taken tile by tile. GridSample's 3-D cubic run reads a point's 64 taps
+from 16 rows of its group's scratch (4 MiB for 8 channels of 32x64x64); on a uniformly random grid
+consecutive points' rows lie anywhere, so nearly every row comes from L3. Sorted by the tile of the
+volume they sample (1 plane x 4 rows x 16 pixels: a tile's taps span 4 x 7 x 19 pixels, 17 KiB,
+within L1), points that read the same rows run together.
+
+Per span of at most BIN_CAPACITY points (sampling.pyx's binned_span): the points' tile keys
+(simd_gather.h's irgrid_tile_keys), a stable counting sort of their coordinates into tile order
+(`sort_by_tile`), the run over them writing each point's channels as one pixel, then
+irgrid_unbin puts the outputs back in point order. A point's result depends only on its own
+coordinates, so the order changes no bit of it. Whether a span pays for this is judged from its first
+BIN_SAMPLE points (`scattered`): a smooth warp's consecutive points mostly share a tile and run
+faster in their own order.
+"""
+from libc.string cimport memset
+from cython cimport floating
+
+cdef enum:
+    BIN_SAMPLE = 1024  # points `scattered` looks at (a multiple of the vector width)
+
+
+cdef inline Py_ssize_t tiling(Py_ssize_t rank, const Py_ssize_t* dims, bint align_corners, Py_ssize_t* tiles,
+                              double* scale, double* offset) noexcept nogil:
+    """Tiles along each dim (16 pixels along rows, 4 rows, 1 along the others; taps from 2 pixels
+    before to 2 after the volume) and the map from a normalised coordinate g to its tile,
+    floor(g * scale + offset) (GridSample's pixel coordinate, plus 2, over the tile size); returns
+    how many tiles in all."""
+    cdef Py_ssize_t k, size, total = 1
+    for k in range(rank):
+        size = 16 if k == rank - 1 else (4 if k == rank - 2 else 1)
+        tiles[k] = (dims[k] + 4 + size - 1) // size
+        scale[k] = (dims[k] - 1 if align_corners else dims[k]) / (2.0 * size)
+        offset[k] = ((dims[k] - 1) / 2.0 + 2) / size
+        total *= tiles[k]
+    return total
+
+
+cdef inline bint scattered(const int* keys, Py_ssize_t m) noexcept nogil:
+    """Whether more than every other one of m consecutive points' tile keys differs from the last."""
+    cdef Py_ssize_t i, changes = 0
+    for i in range(1, m):
+        changes += keys[i] != keys[i - 1]
+    return 2 * changes > m
+
+
+cdef inline void sort_by_tile(const floating* g, Py_ssize_t n, Py_ssize_t rank, Py_ssize_t n_tiles, int* counts,
+                              int* slot, floating* binned) noexcept nogil:
+    """Points g[0, n) (rank coordinates each) stably sorted by their tile keys, given in slot: their
+    coordinates into `binned`, and slot[i] set to point i's position there (counts: n_tiles ints)."""
+    cdef Py_ssize_t i, k, t, total = 0, count
+    memset(counts, 0, n_tiles * sizeof(int))
+    for i in range(n):
+        counts[slot[i]] += 1
+    for t in range(n_tiles):
+        count = counts[t]
+        counts[t] = <int>total
+        total += count
+    for i in range(n):
+        t = slot[i]
+        slot[i] = counts[t]
+        counts[t] += 1
+        for k in range(rank):
+            binned[slot[i] * rank + k] = g[i * rank + k]
