@@ -69,7 +69,7 @@ run's by rounding only. Measured (prepared plans, fastest of alternating process
 0.93x and 0.97x, two runs apart), with 16 row offsets and z*y weights per point; per-dim offsets and
 weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x on random ones
 (benchmarks/README.md, "Tricubic's taps per dim"). On a scattered grid (a uniformly random one) its
-points are taken tile by tile (binning.pxd, `binned_span`): 0.72-0.74x the time (2 threads). The
+points are taken tile by tile (binning.pxd, `binned_span`): 0.71-0.74x the time (2 threads). The
 generic run stays in
 irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
 from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
