@@ -474,22 +474,22 @@ cdef inline Py_ssize_t round64(Py_ssize_t n) noexcept nogil:
     return (n + 63) // 64 * 64
 
 
-cdef inline Py_ssize_t bins_bytes(Py_ssize_t capacity, Py_ssize_t n_tiles, Py_ssize_t rank, Py_ssize_t lanes,
+cdef inline Py_ssize_t bins_bytes(const Bins* shape, Py_ssize_t rank, Py_ssize_t lanes,
                                   Py_ssize_t itemsize) noexcept nogil:
-    """Bytes of one thread's Bins buffers (bins_init's layout), a multiple of 64."""
-    return (round64(n_tiles * sizeof(int)) + round64(capacity * sizeof(int)) + round64(capacity * rank * itemsize)
-            + round64(capacity * lanes * itemsize))
+    """Bytes of one thread's Bins buffers for `shape`'s capacity and tiles (bins_init's layout), a
+    multiple of 64."""
+    return (round64(shape.n_tiles * sizeof(int)) + round64(shape.capacity * sizeof(int))
+            + round64(shape.capacity * rank * itemsize) + round64(shape.capacity * lanes * itemsize))
 
 
-cdef void bins_init(Bins* bins, char* memory, Py_ssize_t capacity, Py_ssize_t rank, const Py_ssize_t* dims,
-                    bint align_corners, Py_ssize_t lanes, Py_ssize_t itemsize) noexcept nogil:
-    """Lay out bins_bytes(...) bytes at `memory` (64-byte aligned) as bins' buffers."""
-    bins.capacity = capacity
-    bins.n_tiles = tiling(rank, dims, align_corners, bins.tiles, bins.scale, bins.offset)
+cdef void bins_init(Bins* bins, const Bins* shape, char* memory, Py_ssize_t rank, Py_ssize_t itemsize) noexcept nogil:
+    """bins as `shape` (capacity and tiling), its buffers laid out in bins_bytes(...) bytes at `memory`
+    (64-byte aligned)."""
+    bins[0] = shape[0]
     bins.counts = <int*>memory
     bins.slot = <int*>(memory + round64(bins.n_tiles * sizeof(int)))
-    bins.coords = <void*>(<char*>bins.slot + round64(capacity * sizeof(int)))
-    bins.out = <void*>(<char*>bins.coords + round64(capacity * rank * itemsize))
+    bins.coords = <void*>(<char*>bins.slot + round64(bins.capacity * sizeof(int)))
+    bins.out = <void*>(<char*>bins.coords + round64(bins.capacity * rank * itemsize))
 
 
 cdef void binned_span(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
@@ -546,10 +546,8 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     units share a group."""
     cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, spans = 1, span, n_units, unit, t
     cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # 64-byte multiple
-    cdef Py_ssize_t tiles[MAX_RANK]
-    cdef double scale[MAX_RANK]
-    cdef double offset[MAX_RANK]
-    cdef Py_ssize_t n_tiles = tiling(rank, dims, align_corners, tiles, scale, offset), capacity = 0, per_thread
+    cdef Py_ssize_t per_thread
+    cdef Bins shape
     cdef char* memory
     cdef floating* scratch
     cdef Py_ssize_t* held
@@ -560,10 +558,13 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     spans = (points + span - 1) // span
     n_units = batch * groups * spans
     num_threads = max(min(num_threads, n_units), 1)
-    if bin_policy and not affine and rows_layout(rank, mode, dims) and n_tiles <= BIN_CAPACITY:  # else too few points per tile
-        capacity = min(span, BIN_CAPACITY)
-    per_thread = scratch_items * sizeof(floating) + (bins_bytes(capacity, n_tiles, rank, lanes, sizeof(floating))
-                                                     if capacity else 0)
+    shape.capacity = 0
+    if bin_policy and not affine and rows_layout(rank, mode, dims):
+        shape.n_tiles = tiling(rank, dims, align_corners, shape.tiles, shape.scale, shape.offset)
+        if shape.n_tiles <= BIN_CAPACITY:  # else too few points per tile
+            shape.capacity = min(span, BIN_CAPACITY)
+    per_thread = scratch_items * sizeof(floating) + (bins_bytes(&shape, rank, lanes, sizeof(floating))
+                                                     if shape.capacity else 0)
     memory = <char*>malloc(num_threads * (per_thread + sizeof(Py_ssize_t) + sizeof(Bins)) + 64)
     if memory == NULL:
         raise MemoryError()
@@ -571,11 +572,11 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     held = <Py_ssize_t*>(<char*>scratch + num_threads * per_thread)
     for t in range(num_threads):
         held[t] = -1
-    if capacity:
+    if shape.capacity:
         bins = <Bins*>(held + num_threads)
         for t in range(num_threads):
-            bins_init(bins + t, <char*>scratch + t * per_thread + scratch_items * sizeof(floating), capacity, rank,
-                      dims, align_corners, lanes, sizeof(floating))
+            bins_init(bins + t, &shape, <char*>scratch + t * per_thread + scratch_items * sizeof(floating), rank,
+                      sizeof(floating))
     try:
         if num_threads == 1:
             with nogil:

@@ -573,10 +573,6 @@ static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, Py_ssize_t n, Py_ssiz
     }
 }
 
-#ifndef IRGRID_UNBIN_AHEAD
-#define IRGRID_UNBIN_AHEAD 64
-#endif
-
 /* Outputs of n points stored by point (out + j * LANES: the point in bin position j) back in point
    order: point i (bin position slot[i]) into y + c * y_cstride + i for its first `channels` channels. */
 static IRGRID_AVX2 void SFX(irgrid_unbin)(const FT* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, FT* y,
@@ -584,9 +580,6 @@ static IRGRID_AVX2 void SFX(irgrid_unbin)(const FT* out, const int* slot, Py_ssi
     VF r[LANES];
     Py_ssize_t p, c, lane;
     for (p = 0; p + LANES <= n; p += LANES) {
-        if (p + IRGRID_UNBIN_AHEAD + LANES <= n)
-            for (lane = 0; lane < LANES; lane++)
-                __builtin_prefetch(out + (Py_ssize_t)slot[p + IRGRID_UNBIN_AHEAD + lane] * LANES);
         for (lane = 0; lane < LANES; lane++)
             r[lane] = LOADU(out + (Py_ssize_t)slot[p + lane] * LANES);
         TRANSPOSE(r);
