@@ -546,7 +546,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     units share a group."""
     cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, spans = 1, span, n_units, unit, t
     cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # 64-byte multiple
-    cdef Py_ssize_t per_thread
+    cdef Py_ssize_t bin_bytes = 0, head
     cdef Bins shape
     cdef char* memory
     cdef floating* scratch
@@ -563,20 +563,22 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
         shape.n_tiles = tiling(rank, dims, align_corners, shape.tiles, shape.scale, shape.offset)
         if shape.n_tiles <= BIN_CAPACITY:  # else too few points per tile
             shape.capacity = min(span, BIN_CAPACITY)
-    per_thread = scratch_items * sizeof(floating) + (bins_bytes(&shape, rank, lanes, sizeof(floating))
-                                                     if shape.capacity else 0)
-    memory = <char*>malloc(num_threads * (per_thread + sizeof(Py_ssize_t) + sizeof(Bins)) + 64)
+    if shape.capacity:
+        bin_bytes = bins_bytes(&shape, rank, lanes, sizeof(floating))
+    # the threads' scratches, their held groups and Bins, then the Bins' buffers (64-byte aligned): the
+    # scratches lie as they do without binning
+    head = round64(num_threads * (scratch_items * sizeof(floating) + sizeof(Py_ssize_t) + sizeof(Bins)))
+    memory = <char*>malloc(head + num_threads * bin_bytes + 64)
     if memory == NULL:
         raise MemoryError()
     scratch = <floating*>((<uintptr_t>memory + 63) & ~(<uintptr_t>63))
-    held = <Py_ssize_t*>(<char*>scratch + num_threads * per_thread)
+    held = <Py_ssize_t*>(scratch + num_threads * scratch_items)
     for t in range(num_threads):
         held[t] = -1
     if shape.capacity:
         bins = <Bins*>(held + num_threads)
         for t in range(num_threads):
-            bins_init(bins + t, &shape, <char*>scratch + t * per_thread + scratch_items * sizeof(floating), rank,
-                      sizeof(floating))
+            bins_init(bins + t, &shape, <char*>scratch + head + t * bin_bytes, rank, sizeof(floating))
     try:
         if num_threads == 1:
             with nogil:
@@ -589,7 +591,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
             t = threadid()
             interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
                             padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
-                            span, spans, <floating*>(<char*>scratch + t * per_thread), held + t,
+                            span, spans, scratch + t * scratch_items, held + t,
                             bins + t if bins != NULL else NULL)
     finally:
         free(memory)
