@@ -166,7 +166,9 @@ cdef enum:
 cdef bint simd_on = irgrid_simd_available()
 cdef int bin_policy = 1  # 0 never, 1 where the binning module judges a span scattered, 2 always (where it applies)
 cdef int interleave_policy = 1  # 0 never, 1 from INTERLEAVE_MIN_CHANNELS channels on, 2 wherever it fits
-cdef dict INTERLEAVE_POLICIES = {"never": 0, "auto": 1, "always": 2}
+# The policies use_binning and use_interleave choose between, and their codes.
+cdef dict POLICIES = {"never": 0, "auto": 1, "always": 2}
+cdef tuple POLICY_NAMES = ("never", "auto", "always")
 
 
 def use_simd(bint on) -> bool:
@@ -182,9 +184,8 @@ def use_binning(str policy) -> str:
     binning.pxd's `scattered` picks, "never", "always"); returns the previous policy. For tests and
     comparisons."""
     global bin_policy
-    names = {v: k for k, v in INTERLEAVE_POLICIES.items()}
-    was = names[bin_policy]
-    bin_policy = INTERLEAVE_POLICIES[policy]
+    was = POLICY_NAMES[bin_policy]
+    bin_policy = POLICIES[policy]
     return was
 
 
@@ -192,9 +193,8 @@ def use_interleave(str policy) -> str:
     """Choose when the vector path interleaves channels ("auto", "never", or "always" wherever the
     vector path runs and a group's scratch fits); returns the previous policy. For tests and comparisons."""
     global interleave_policy
-    names = {v: k for k, v in INTERLEAVE_POLICIES.items()}
-    was = names[interleave_policy]
-    interleave_policy = INTERLEAVE_POLICIES[policy]
+    was = POLICY_NAMES[interleave_policy]
+    interleave_policy = POLICIES[policy]
     return was
 
 
