@@ -35,9 +35,11 @@ omp = openmp_flags()
 # fused AffineGrid -> GridSample kernel share arithmetic and must agree bitwise); the FMAs written as
 # intrinsics in the AVX2 headers (chosen at run time) are unaffected.
 STRICT = ["-ffp-contract=off"]
-DEPENDS = {"sampling": ["cython_kernels/simd_gather.h", "cython_kernels/simd_gather_body.h",
-                        "cython_kernels/simd_transpose.h"],
-           "deform_columns": ["cython_kernels/simd_transpose.h"]}
+# The C headers each kernel includes: a change to one rebuilds it.
+DEPENDS = {name: ["cython_kernels/worker_cpus.h"] for name in KERNELS if name != "_openmp"}
+DEPENDS["sampling"] += ["cython_kernels/simd_gather.h", "cython_kernels/simd_gather_body.h",
+                        "cython_kernels/simd_transpose.h"]
+DEPENDS["deform_columns"] += ["cython_kernels/simd_transpose.h"]
 # deform_columns' scalar path fills small per-point tap arrays one value at a time and reads them right back;
 # GCC's SLP vectoriser turns those reads into 16-byte loads of values just stored as two 8-byte ones, which
 # the CPU cannot forward from its store buffer (a stall per point and tap: 3-D DeformConv took 1.2x the time).

@@ -11,6 +11,9 @@ from cython cimport floating
 from libc.limits cimport INT_MAX
 
 from affine cimport AFFINE_MAX_RANK, affine_axes, affine_points
+from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
+
+irgrid_take_cpus()  # this module's OpenMP workers run on the importing thread's CPUs (worker_cpus.h)
 
 MAX_RANK = AFFINE_MAX_RANK
 
@@ -58,6 +61,7 @@ def affine_grid(const floating[::1] theta, floating[::1] grid, Py_ssize_t batch,
                 affine_grid_points(&theta[0], &grid[0], rank, extents, starts, steps, points, b, 0, points)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="static", num_threads=num_threads):
+        irgrid_free_worker()
         b = chunk // chunks_per_item
         start = (chunk - b * chunks_per_item) * POINTS_PER_CHUNK
         affine_grid_points(&theta[0], &grid[0], rank, extents, starts, steps, points, b, start,

@@ -39,6 +39,9 @@ from libc.math cimport NAN
 from interpolation cimport (
     MAX_TAPS, MAX_RANK, PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, clamp_coordinate,
 )
+from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
+
+irgrid_take_cpus()  # this module's OpenMP workers run on the importing thread's CPUs (worker_cpus.h)
 
 cdef extern from *:
     """
@@ -610,6 +613,7 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
                               tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop), stream_columns)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
+        irgrid_free_worker()
         start = tile_start + chunk * CHUNK_POINTS
         sample_points(&x[0], &offsets[0], &mask[0], &col[0], rank, &in_dims[0], in_strides,
                       &out_dims[0], &kernel[0], &strides[0], &dilations[0], &pads_begin[0], channels,
@@ -676,6 +680,7 @@ def transpose(const floating[:, :] src, floating[:, :] dst, bias, int num_thread
             transpose_block(&src[0, 0], src_stride, &dst[0, 0], dst_stride, 0, rows, 0, cols, bias_ptr)
         return
     for block in prange(blocks, nogil=True, schedule="static", num_threads=num_threads):
+        irgrid_free_worker()
         r0 = (block // col_blocks) * TRANSPOSE_BLOCK
         c0 = (block % col_blocks) * TRANSPOSE_BLOCK
         transpose_block(&src[0, 0], src_stride, &dst[0, 0], dst_stride, r0, min(r0 + TRANSPOSE_BLOCK, rows),

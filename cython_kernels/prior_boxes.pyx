@@ -7,6 +7,10 @@ and touches no Python object, so a native OpenVINO extension can drive it with i
 from cython.parallel cimport prange
 from cython cimport floating
 
+from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
+
+irgrid_take_cpus()  # this module's OpenMP workers run on the importing thread's CPUs (worker_cpus.h)
+
 cdef enum:
     # Output values per work unit: enough that waking a thread pays off. The chunk's row count
     # follows from the shapes alone, so results never depend on the thread count.
@@ -54,6 +58,7 @@ def prior_grid(const floating[:, ::1] priors, floating[::1] out, Py_ssize_t laye
             prior_grid_rows(&priors[0, 0], n_priors, &out[0], layer_w, step_w, step_h, 0, layer_h)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="static", num_threads=num_threads):
+        irgrid_free_worker()
         start = chunk * rows_per_chunk
         stop = min(start + rows_per_chunk, layer_h)
         prior_grid_rows(&priors[0, 0], n_priors, &out[0], layer_w, step_w, step_h, start, stop)

@@ -94,8 +94,10 @@ from interpolation cimport (
 )
 from affine cimport AFFINE_MAX_RANK, affine_axes, affine_points
 from binning cimport BIN_SAMPLE, scattered, sort_by_tile, tiling
+from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
 
 cnp.import_array()
+irgrid_take_cpus()  # this module's OpenMP workers run on the importing thread's CPUs (worker_cpus.h)
 
 cdef extern from *:
     void __builtin_prefetch(const void*) noexcept nogil  # GCC and Clang; a hint, never a read
@@ -588,6 +590,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
                                     span, spans, scratch, held, bins)
             return
         for unit in prange(n_units, nogil=True, schedule="static", num_threads=num_threads):
+            irgrid_free_worker()
             t = threadid()
             interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
                             padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
@@ -618,6 +621,7 @@ cdef void run_simd(const floating* x, const floating* coords, floating* y, Py_ss
                            align_corners, affine, extents, starts, steps, chunk, group, groups, span, spans)
         return
     for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
+        irgrid_free_worker()
         simd_chunk(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
                    align_corners, affine, extents, starts, steps, chunk, group, groups, span, spans)
 
@@ -655,6 +659,7 @@ cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_
                              min(start + chunk_points, points))
         return
     for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
+        irgrid_free_worker()
         b = chunk // chunks_per_item
         start = (chunk - b * chunks_per_item) * chunk_points
         sample_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,

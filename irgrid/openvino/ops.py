@@ -16,8 +16,6 @@ plugin's choices are honoured too.
 """
 from __future__ import annotations
 
-import contextlib
-import os
 from typing import Any
 
 import numpy as np
@@ -28,6 +26,11 @@ from ..ir import element_types
 from ..ir.dims import Shape, is_static
 from ..registry import OpSpec, RunContext, TensorInfo, all_specs
 from ..threads import get_num_threads
+
+# Each kernel module gives its OpenMP workers the CPUs of the thread that imports it
+# (cython_kernels/worker_cpus.h): imported here, with irgrid.openvino, before OpenVINO runs an op on a
+# thread it pinned to one core.
+from .._kernels import affine_grid_kernel, deform_columns, prior_boxes, sampling  # noqa: E402,F401
 
 _CLASSES: dict[tuple[str, str], type] = {}
 
@@ -110,10 +113,9 @@ def _make_class(spec: OpSpec, version: str) -> type:
                 tensor.shape = list(info.shape)
         targets = [data if data.dtype == dtype and not bf16 and data.flags.c_contiguous else None
                    for data, (dtype, bf16) in ((tensor.data, types) for tensor, types in zip(outputs, output_types))]
-        with _process_cpus():
-            ctx = RunContext(get_num_threads(), targets)
-            values = (_call(spec, self, prepared, arrays, ctx) if prepared
-                      else _call(spec, self, spec.run, self._attrs, arrays, ctx))
+        ctx = RunContext(get_num_threads(), targets)
+        values = (_call(spec, self, prepared, arrays, ctx) if prepared
+                  else _call(spec, self, spec.run, self._attrs, arrays, ctx))
         for tensor, target, value, (_, bf16) in zip(outputs, targets, values, output_types):
             if value is not target:
                 _store(tensor, value, bf16)
@@ -126,29 +128,6 @@ def _make_class(spec: OpSpec, version: str) -> type:
                      __module__=__name__, __qualname__=f"{spec.type}_{version}")
     cls = type(f"{spec.type}_{version}", (ov.Op,), namespace)
     return cls
-
-
-# The CPUs the process may use, taken at import (on the thread that imports irgrid, not a pinned one).
-_CPUS = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-
-
-@contextlib.contextmanager
-def _process_cpus():
-    """Run a kernel with the calling thread allowed on every CPU of the process.
-
-    OpenVINO's CPU plugin pins each worker thread to one core (ENABLE_CPU_PINNING); the OpenMP threads
-    a kernel starts from that thread inherit its one-core mask, so 2 threads ran no faster than 1
-    (3-D trilinear: 29 ms inside OpenVINO against 13 ms in irgrid's runtime; 14.7 ms with this). The
-    thread's own mask is restored afterwards."""
-    pinned = frozenset(os.sched_getaffinity(0)) if _CPUS is not None else None
-    if pinned is None or pinned == _CPUS:
-        yield
-        return
-    os.sched_setaffinity(0, _CPUS)
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, pinned)
 
 
 def _parse(spec: OpSpec, given: dict[str, Any], node: ov.Op) -> dict[str, Any]:
