@@ -30,7 +30,7 @@ from ..threads import get_num_threads
 # Each kernel module gives its OpenMP workers the CPUs of the thread that imports it
 # (cython_kernels/worker_cpus.h): imported here, with irgrid.openvino, before OpenVINO runs an op on a
 # thread it pinned to one core.
-from .._kernels import affine_grid_kernel, deform_columns, prior_boxes, sampling  # noqa: E402,F401
+from .._kernels import affine_grid_kernel, deform_columns, prior_boxes, sampling  # noqa: F401
 
 _CLASSES: dict[tuple[str, str], type] = {}
 
