@@ -69,7 +69,8 @@ run's by rounding only. Measured (prepared plans, fastest of alternating process
 0.93x and 0.97x, two runs apart), with 16 row offsets and z*y weights per point; per-dim offsets and
 weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x on random ones
 (benchmarks/README.md, "Tricubic's taps per dim"). On a scattered grid (a uniformly random one) its
-points are taken tile by tile (binning.pxd, `binned_span`): 0.71-0.74x the time (2 threads). The
+points are taken tile by tile (binning.pxd, `binned_span`): 0.71-0.74x the time (2 threads), then
+0.92-0.98x that with spans of 32768 points in 1-row tiles. The
 generic run stays in
 irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
 from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
@@ -160,10 +161,13 @@ cdef enum:
     INTERLEAVE_MIN_CHANNELS = 4
     INTERLEAVE_MIN_CHANNELS_3D_NEAREST = 16
     # 3-D cubic on a scattered grid (binning.pxd): points binned at a time. A thread's Bins buffers
-    # then take 768 KiB (f32: 4 + 12 + 32 bytes per point), so unbinning mostly reads L2. Measured
-    # (X 1x16x32x64x64, random grid, fastest of 6 alternating rounds): 2 threads 4096 points 5.44 ms,
-    # 8192 5.04, 16384 4.84, 32768 4.92, 65536 5.67 (not binned 7.15); 1 thread 16384 9.2, 65536 8.7.
-    BIN_CAPACITY = 1 << 14
+    # then take 1.5 MiB (f32: 4 + 12 + 32 bytes per point). Measured (X 1x16x32x64x64, random grid):
+    # with tiles of 4 rows, fastest of 6 alternating rounds, 2 threads 4096 points 5.44 ms, 8192 5.04,
+    # 16384 4.84, 32768 4.92, 65536 5.67 (not binned 7.15); 1 thread 16384 9.2, 65536 8.7. With tiles
+    # of 1 row (fastest of 3 calls, 10 rounds in one process, 2026-11-26): 32768 points 0.95-0.96x the
+    # time of 16384 in 4-row tiles, 65536 0.97x, 24576 0.99x; 1 thread 0.93x. More points per span
+    # sort them closer (the run is what gains), until the output buffer leaves L2 before unbinning.
+    BIN_CAPACITY = 1 << 15
 
 cdef bint simd_on = irgrid_simd_available()
 cdef int bin_policy = 1  # 0 never, 1 where the binning module judges a span scattered, 2 always (where it applies)
@@ -463,6 +467,7 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
 # One thread's buffers for binned_span: at most `capacity` points at a time over `n_tiles` tiles.
 cdef struct Bins:
     Py_ssize_t capacity, n_tiles
+    Py_ssize_t judge_rows  # tile rows per tile that binning.pxd's `scattered` judges by
     Py_ssize_t tiles[MAX_RANK]
     double scale[MAX_RANK]
     double offset[MAX_RANK]
@@ -516,7 +521,7 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
             irgrid_tile_keys_f32(g, m, rank, bins.scale, bins.offset, bins.tiles, bins.slot)
         else:
             irgrid_tile_keys_f64(g, m, rank, bins.scale, bins.offset, bins.tiles, bins.slot)
-        if bin_policy == 2 or scattered(bins.slot, m):
+        if bin_policy == 2 or scattered(bins.slot, m, bins.tiles[rank - 2], bins.tiles[rank - 1], bins.judge_rows):
             if floating is float:
                 irgrid_tile_keys_f32(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, bins.slot + m)
             else:
@@ -562,7 +567,8 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     num_threads = max(min(num_threads, n_units), 1)
     shape.capacity = 0
     if bin_policy and not affine and rows_layout(rank, mode, dims):
-        shape.n_tiles = tiling(rank, dims, align_corners, shape.tiles, shape.scale, shape.offset)
+        shape.n_tiles = tiling(rank, dims, align_corners, BIN_CAPACITY, shape.tiles, shape.scale, shape.offset,
+                               &shape.judge_rows)
         if shape.n_tiles <= BIN_CAPACITY:  # else too few points per tile
             shape.capacity = min(span, BIN_CAPACITY)
     if shape.capacity:

@@ -196,10 +196,10 @@ def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype):
     """3-D cubic's binned run (a scattered grid's points in tile order, then put back: binning.pxd)
     gives every point the same bits as the unbinned run: random and special coordinates (the scalar
     path's points written by point), two items, a partial channel group, more points than one binning
-    span holds (16384) and 1 or 2 threads."""
+    span holds (sampling.pyx's BIN_CAPACITY, 32768) and 1 or 2 threads."""
     rng = _rng("binned-cubic3d", padding, align, dtype)
     x = rng.uniform(-1, 1, (2, 11, 7, 9, 20)).astype(dtype)
-    grid = rng.uniform(-1.2, 1.2, (2, 16384 + 4099, 1, 1, 3))
+    grid = rng.uniform(-1.2, 1.2, (2, 32768 + 4099, 1, 1, 3))
     flat = grid.reshape(-1, 3)
     special = rng.random(flat.shape[0]) < 0.02
     flat[special, rng.integers(3, size=special.sum())] = rng.choice(SPECIALS, special.sum())
@@ -213,6 +213,23 @@ def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype):
         sampling.use_binning(was)
     assert binned[0].tobytes() == plain.tobytes()
     assert binned[1].tobytes() == plain.tobytes()
+
+
+@DTYPES
+def test_3d_cubic_binned_in_taller_tiles_bitwise_identical(dtype):
+    """A volume of more rows than a span has points (binning.pxd's `tiling` then bins by 2 rows, not 1):
+    binned, the same bits as unbinned."""
+    rng = _rng("binned-cubic3d-rows", dtype)
+    x = rng.uniform(-1, 1, (1, 8, 178, 178, 7)).astype(dtype)
+    grid = rng.uniform(-1.1, 1.1, (1, 40000, 1, 1, 3)).astype(dtype)
+    was = sampling.use_binning("always")
+    try:
+        binned = sample(x, grid, "cubic", "zeros", False, 2)
+        sampling.use_binning("never")
+        plain = sample(x, grid, "cubic", "zeros", False, 2)
+    finally:
+        sampling.use_binning(was)
+    assert binned.tobytes() == plain.tobytes()
 
 
 def test_binning_policy_round_trip():
