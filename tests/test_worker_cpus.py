@@ -50,9 +50,11 @@ print(json.dumps(report))
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs to pin one and use the others")
-def test_workers_of_a_pinned_thread_use_every_cpu():
+def test_workers_of_a_pinned_thread_use_every_cpu(tmp_path):
+    # run outside the checkout: `python -c` puts the working directory first on sys.path, and a
+    # checkout's own irgrid has no built kernels when the package is installed (not editable)
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "IRGRID_GEMM": "numpy", "OPENBLAS_NUM_THREADS": "1"})
+                          cwd=tmp_path, env={**os.environ, "IRGRID_GEMM": "numpy", "OPENBLAS_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["main"] == report["cpus"][:1]  # the caller keeps the mask it was given
