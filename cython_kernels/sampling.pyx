@@ -147,6 +147,7 @@ cdef extern from "simd_gather.h":
                                              int padding, int align, Py_ssize_t* fallback) noexcept nogil
 
 cdef enum:
+    PIXEL_BYTES = 32  # a pixel of the interleaved scratches: one AVX2 vector of a group's channels
     AFFINE_SPAN = 256  # fused AffineGrid coordinates computed at a time by the scalar path
     SIMD_BLOCK = 1024  # points per call of the vector kernel (its fallback list and affine coordinates)
     SIMD_MAX_TAPS = 64  # taps of the vector paths' widest point (3-D cubic, interleaved path only)
@@ -349,7 +350,7 @@ cdef void simd_points(const floating* xb, const floating* g, floating* yb, Py_ss
         i = fallback[j]
         count = point_taps(g + i * rank, rank, dims, strides, mode, padding, align_corners, tap_off, tap_w)
         if by_point:
-            apply_taps(xb, yb + i * (32 // sizeof(floating)), channels, plane, 1, max_taps, 0, 0, 1, tap_off, tap_w,
+            apply_taps(xb, yb + i * (PIXEL_BYTES // sizeof(floating)), channels, plane, 1, max_taps, 0, 0, 1, tap_off, tap_w,
                        &count)
         else:
             apply_taps(xb, yb, channels, plane, y_cstride, max_taps, 0, i, 1, tap_off, tap_w, &count)
@@ -413,7 +414,7 @@ cdef inline bint rows_layout(Py_ssize_t rank, int mode, const Py_ssize_t* dims) 
     """Whether a 3-D cubic group goes through a row scratch and irgrid_cubic3d_run: wherever that
     fits INTERLEAVE_MAX_BYTES. Otherwise (the row scratch is slightly larger) the plane and one zero
     pixel serve irgrid_interleaved_sample's generic run."""
-    return rank == 3 and mode == MODE_CUBIC and row_pixels(dims) * 32 <= INTERLEAVE_MAX_BYTES
+    return rank == 3 and mode == MODE_CUBIC and row_pixels(dims) * PIXEL_BYTES <= INTERLEAVE_MAX_BYTES
 
 
 cdef inline Py_ssize_t scratch_pixels(Py_ssize_t rank, int mode, const Py_ssize_t* dims, Py_ssize_t plane) noexcept nogil:
@@ -425,9 +426,9 @@ cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, const Py_ssize_t* di
     """Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not
     chosen: a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the
     vector path fits)."""
-    cdef Py_ssize_t lanes = 32 // itemsize
+    cdef Py_ssize_t lanes = PIXEL_BYTES // itemsize
     cdef Py_ssize_t least = INTERLEAVE_MIN_CHANNELS_3D_NEAREST if rank == 3 and mode == MODE_NEAREST else INTERLEAVE_MIN_CHANNELS
-    if (interleave_policy == 0 or scratch_pixels(rank, mode, dims, plane) * 32 > INTERLEAVE_MAX_BYTES
+    if (interleave_policy == 0 or scratch_pixels(rank, mode, dims, plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
             or (interleave_policy == 1 and channels < least)):
         return 0
     return lanes
@@ -507,7 +508,7 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
     """simd_span for 3-D cubic over its row scratch on a grid (not a fused AffineGrid), up to
     bins.capacity points at a time: those binning.pxd judges scattered are sampled in tile order into
     bins.out, then put back; the others as simd_span does."""
-    cdef Py_ssize_t n, s, m, lanes = 32 // sizeof(floating)
+    cdef Py_ssize_t n, s, m, lanes = PIXEL_BYTES // sizeof(floating)
     cdef const floating* g
     cdef floating* gb = <floating*>bins.coords
     cdef floating* out = <floating*>bins.out
