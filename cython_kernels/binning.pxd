@@ -44,7 +44,8 @@ cdef inline Py_ssize_t tiling(Py_ssize_t rank, const Py_ssize_t* dims, bint alig
         rows *= 2
 
 
-cdef inline Py_ssize_t judged_tile(int key, Py_ssize_t row_tiles, Py_ssize_t x_tiles, Py_ssize_t judge_rows) noexcept nogil:
+cdef inline Py_ssize_t judged_tile(int key, Py_ssize_t row_tiles, Py_ssize_t x_tiles,
+                                   Py_ssize_t judge_rows) noexcept nogil:
     """A tile key's tile of judge_rows tile rows (the same pixels along rows, outer dims as they are)."""
     cdef Py_ssize_t x = key % x_tiles, row = key // x_tiles
     return (row // row_tiles * row_tiles + row % row_tiles // judge_rows) * x_tiles + x

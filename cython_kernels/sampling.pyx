@@ -70,10 +70,9 @@ run's by rounding only. Measured (prepared plans, fastest of alternating process
 weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x on random ones
 (benchmarks/README.md, "Tricubic's taps per dim"). On a scattered grid (a uniformly random one) its
 points are taken tile by tile (binning.pxd, `binned_span`): 0.71-0.74x the time (2 threads), then
-0.92-0.98x that with spans of 32768 points in 1-row tiles. The
-generic run stays in
-irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case
-from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
+0.92-0.98x that with spans of 32768 points in 1-row tiles. The generic run stays in
+irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case from
+that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
 (benchmarks/README.md, "Where the stack lies").
 """
 import math
@@ -310,8 +309,8 @@ cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_
         affine_points(coords + batch_index * rank * (rank + 1), g_affine, rank, extents, starts, steps, start, stop)
         g = g_affine
     simd_points(x + (batch_index * channels + c0) * plane, g, y + (batch_index * channels + c0) * points + start,
-                points, False, stop - start, c1 - c0, rank, dims, strides, plane, max_taps, mode, padding, align_corners,
-                scratch)
+                points, False, stop - start, c1 - c0, rank, dims, strides, plane, max_taps, mode, padding,
+                align_corners, scratch)
 
 
 cdef void simd_points(const floating* xb, const floating* g, floating* yb, Py_ssize_t y_cstride, bint by_point,
@@ -350,8 +349,8 @@ cdef void simd_points(const floating* xb, const floating* g, floating* yb, Py_ss
         i = fallback[j]
         count = point_taps(g + i * rank, rank, dims, strides, mode, padding, align_corners, tap_off, tap_w)
         if by_point:
-            apply_taps(xb, yb + i * (PIXEL_BYTES // sizeof(floating)), channels, plane, 1, max_taps, 0, 0, 1, tap_off, tap_w,
-                       &count)
+            apply_taps(xb, yb + i * (PIXEL_BYTES // sizeof(floating)), channels, plane, 1, max_taps, 0, 0, 1,
+                       tap_off, tap_w, &count)
         else:
             apply_taps(xb, yb, channels, plane, y_cstride, max_taps, 0, i, 1, tap_off, tap_w, &count)
 
@@ -570,7 +569,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     if bin_policy and not affine and rows_layout(rank, mode, dims):
         shape.n_tiles = tiling(rank, dims, align_corners, BIN_CAPACITY, shape.tiles, shape.scale, shape.offset,
                                &shape.judge_rows)
-        if shape.n_tiles <= BIN_CAPACITY:  # else too few points per tile
+        if shape.n_tiles <= BIN_CAPACITY:  # else even tiles of every row outnumber a span's points
             shape.capacity = min(span, BIN_CAPACITY)
     if shape.capacity:
         bin_bytes = bins_bytes(&shape, rank, lanes, sizeof(floating))

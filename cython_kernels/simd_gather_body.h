@@ -461,7 +461,8 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_s
        zero plane's zero row's zero pixel */
     no_plane = ANDNOT(OR(OR(d[0].ok[0], d[0].ok[1]), OR(d[0].ok[2], d[0].ok[3])), CMP(ZERO(), ZERO(), _CMP_EQ_OQ));
     for (k = 0; k < 3; k++) {
-        const VI zeros = ISET1((int)(dims[k] * strides[k]));  /* the zero plane, a plane's zero row, a row's zero pixel */
+        /* the zero plane, a plane's zero row, a row's zero pixel */
+        const VI zeros = ISET1((int)(dims[k] * strides[k]));
         for (j = 0; j < 4; j++) {
             ISTOREU(pix[k][j], ISHL5(KEEP_INDEX(d[k].off[j], k ? ANDNOT(no_plane, d[k].ok[j]) : d[k].ok[j], zeros)));
             STOREU(wt[k][j], d[k].w[j]);
@@ -515,7 +516,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
                 ox[j] = pix[cur][2][j][lane];
                 wx[j] = SET1(wt[cur][2][j][lane]);
             }
-            acc[lane] = MUL(SET1(wt[cur][0][0][lane]), SFX(irgrid_plane_sum)(bytes + pix[cur][0][0][lane], oy, wy, ox, wx));
+            acc[lane] = MUL(SET1(wt[cur][0][0][lane]),
+                            SFX(irgrid_plane_sum)(bytes + pix[cur][0][0][lane], oy, wy, ox, wx));
             for (j = 1; j < 4; j++)
                 acc[lane] = FMADD(SET1(wt[cur][0][j][lane]),
                                   SFX(irgrid_plane_sum)(bytes + pix[cur][0][j][lane], oy, wy, ox, wx), acc[lane]);
@@ -595,9 +597,10 @@ static IRGRID_AVX2 void SFX(irgrid_unbin)(const FT* out, const int* slot, Py_ssi
    a page: where this function lay moved 3-D trilinear on random grids by 1.05-1.20x whenever code
    before it changed size (benchmarks/README.md, "Where the code lies"); at a page boundary its loops
    keep their address bits 11:0 whatever precedes it. */
-static IRGRID_AVX2 __attribute__((aligned(4096))) Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
-        const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) {
+static IRGRID_AVX2 __attribute__((aligned(4096))) Py_ssize_t SFX(irgrid_interleaved_sample)(const FT* s,
+        const FT* g, FT* y, Py_ssize_t n, Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
+        Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align,
+        Py_ssize_t* fallback) {
 #define IRGRID_RUN(r, md) SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, r, dims, strides, md, \
                                                       padding, align, fallback)
     if (rank == 2)
