@@ -3,16 +3,16 @@
 from 16 rows of its group's scratch (4 MiB for 8 channels of 32x64x64); on a uniformly random grid
 consecutive points' rows lie anywhere, so nearly every row comes from L3. Sorted by the tile of the
 volume they sample (16 pixels of one row: a tile's taps span 4 planes x 4 rows x 19 pixels, 9.5 KiB,
-within L1; 2, 4, ... rows where the volume has more tiles than a span has points), points that read
+within L1; 2, 4, ... rows where the volume has more tiles than a chunk has points), points that read
 the same rows run together.
 
-Per span of at most BIN_CAPACITY points (sampling.pyx's binned_span): the points' tile keys
-(simd_gather.h's irgrid_tile_keys), a stable counting sort of their coordinates into tile order
-(`sort_by_tile`), the run over them writing each point's channels as one pixel, then
-irgrid_unbin puts the outputs back in point order. A point's result depends only on its own
-coordinates, so the order changes no bit of it. Whether a span pays for this is judged from its first
-BIN_SAMPLE points (`scattered`): a smooth warp's consecutive points mostly share a tile and run
-faster in their own order.
+Per chunk of at most BIN_CAPACITY points of a batch item, once for all channel groups (sampling.pyx's
+sort_chunk): the points' tile keys (simd_gather.h's irgrid_tile_keys) and a stable counting sort of
+their coordinates into tile order (`sort_by_tile`). Then per channel group (binned_span): the run over
+them writing each point's channels as one pixel, and irgrid_unbin putting the outputs back in point
+order. A point's result depends only on its own coordinates, so the order changes no bit of it.
+Whether a chunk pays for this is judged from its first BIN_SAMPLE points (`scattered`): a smooth
+warp's consecutive points mostly share a tile and run faster in their own order.
 """
 from libc.string cimport memset
 from cython cimport floating

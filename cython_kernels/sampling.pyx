@@ -70,9 +70,10 @@ run's by rounding only. Measured (prepared plans, fastest of alternating process
 weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x on random ones
 (benchmarks/README.md, "Tricubic's taps per dim"). On a scattered grid (a uniformly random one) its
 points are taken tile by tile (binning.pxd, `binned_span`): 0.71-0.74x the time (2 threads), then
-0.92-0.98x that with spans of 32768 points in 1-row tiles. The generic run stays in
-irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D cubic case from
-that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
+0.92-0.98x that with chunks of 32768 points in 1-row tiles, then 0.95x that (1 and 2 threads) with
+each chunk sorted once for all channel groups (`sort_chunk`) instead of once per group. The generic
+run stays in irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D
+cubic case from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
 (benchmarks/README.md, "Where the stack lies").
 """
 import math
@@ -160,8 +161,9 @@ cdef enum:
     INTERLEAVE_MAX_BYTES = 8 << 20
     INTERLEAVE_MIN_CHANNELS = 4
     INTERLEAVE_MIN_CHANNELS_3D_NEAREST = 16
-    # 3-D cubic on a scattered grid (binning.pxd): points binned at a time. A thread's Bins buffers
-    # then take 1.5 MiB (f32: 4 + 12 + 32 bytes per point). Measured (X 1x16x32x64x64, random grid):
+    # 3-D cubic on a scattered grid (binning.pxd): points binned at a time (a chunk). The Bins buffers
+    # then take 16 bytes per point of a batch item (f32: its slots and sorted coordinates) and 1 MiB
+    # per thread (f32: a chunk's outputs, 32 bytes per point). Measured (X 1x16x32x64x64, random grid):
     # with tiles of 4 rows, fastest of 6 alternating rounds, 2 threads 4096 points 5.44 ms, 8192 5.04,
     # 16384 4.84, 32768 4.92, 65536 5.67 (not binned 7.15); 1 thread 16384 9.2, 65536 8.7. With tiles
     # of 1 row (fastest of 3 calls, 10 rounds in one process, 2026-11-26): 32768 points 0.95-0.96x the
@@ -438,10 +440,11 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
                           Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
                           bint affine, const Py_ssize_t* extents, const floating* starts, const floating* steps,
                           Py_ssize_t unit, Py_ssize_t lanes, Py_ssize_t groups, Py_ssize_t span,
-                          Py_ssize_t spans, floating* scratch, Py_ssize_t* held, Bins* bins) noexcept nogil:
+                          Py_ssize_t spans, floating* scratch, Py_ssize_t* held, const Bins* bins,
+                          int thread) noexcept nogil:
     """Points of span `unit % spans` of channel group `unit // spans` (of `lanes` channels) over
     scratch, which holds group `held[0]` interleaved (copied in first if it is another); through
-    `bins` (binned_span) where given."""
+    `bins` (binned_span, as `thread`) where given."""
     cdef Py_ssize_t key = unit // spans, b = key // groups
     cdef Py_ssize_t c0 = key % groups * lanes, p0 = unit % spans * span
     cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, points)
@@ -458,83 +461,95 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
         held[0] = key
     if bins != NULL:
         binned_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
-                    b, p0, p1, c0, c1, scratch, bins)
+                    b, p0, p1, c0, c1, scratch, bins, thread)
     else:
         simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
                   affine, extents, starts, steps, b, p0, p1, c0, c1, scratch)
 
 
-# One thread's buffers for binned_span: at most `capacity` points at a time over `n_tiles` tiles.
+# 3-D cubic's binning of one batch item at a time (binning.pxd): the item's points in chunks of
+# `chunk`, each judged and, where scattered, sorted by tile once (sort_chunk) for every channel group;
+# each unit then samples its chunks in tile order (binned_span).
 cdef struct Bins:
-    Py_ssize_t capacity, n_tiles
+    Py_ssize_t chunk, n_chunks, n_tiles
     Py_ssize_t judge_rows  # tile rows per tile that binning.pxd's `scattered` judges by
     Py_ssize_t tiles[MAX_RANK]
     double scale[MAX_RANK]
     double offset[MAX_RANK]
-    int* counts
-    int* slot
-    void* coords  # the points' coordinates in tile order (floating)
-    void* out  # their outputs in tile order, a pixel of lanes channels each (floating)
+    int* slot  # per point of the item: its position in its chunk's tile order
+    void* coords  # the item's coordinates, each chunk's in tile order (floating)
+    char* sorted  # per chunk: whether it was judged scattered, so sorted
+    int* counts  # per thread, counts_stride apart: n_tiles ints for sort_by_tile
+    void* out  # per thread, out_stride items apart: a chunk's outputs in tile order, a pixel each (floating)
+    Py_ssize_t counts_stride, out_stride
 
 
 cdef inline Py_ssize_t round64(Py_ssize_t n) noexcept nogil:
     return (n + 63) // 64 * 64
 
 
-cdef inline Py_ssize_t bins_bytes(const Bins* shape, Py_ssize_t rank, Py_ssize_t lanes,
-                                  Py_ssize_t itemsize) noexcept nogil:
-    """Bytes of one thread's Bins buffers for `shape`'s capacity and tiles (bins_init's layout), a
-    multiple of 64."""
-    return (round64(shape.n_tiles * sizeof(int)) + round64(shape.capacity * sizeof(int))
-            + round64(shape.capacity * rank * itemsize) + round64(shape.capacity * lanes * itemsize))
+cdef Py_ssize_t bins_init(Bins* bins, char* memory, Py_ssize_t points, Py_ssize_t rank, Py_ssize_t lanes,
+                          Py_ssize_t itemsize, Py_ssize_t threads) noexcept nogil:
+    """Lays out bins' buffers (its chunk and tiling set) from `memory` (64-byte aligned; NULL to only
+    count); returns their bytes, a multiple of 64."""
+    cdef Py_ssize_t counts = round64(bins.n_tiles * sizeof(int)), out = round64(bins.chunk * lanes * itemsize)
+    cdef Py_ssize_t at = round64(points * sizeof(int)) + round64(points * rank * itemsize) + round64(bins.n_chunks)
+    if memory != NULL:
+        bins.slot = <int*>memory
+        bins.coords = <void*>(memory + round64(points * sizeof(int)))
+        bins.sorted = memory + round64(points * sizeof(int)) + round64(points * rank * itemsize)
+        bins.counts = <int*>(memory + at)
+        bins.out = <void*>(memory + at + threads * counts)
+        bins.counts_stride, bins.out_stride = counts // sizeof(int), out // itemsize
+    return at + threads * (counts + out)
 
 
-cdef void bins_init(Bins* bins, const Bins* shape, char* memory, Py_ssize_t rank, Py_ssize_t itemsize) noexcept nogil:
-    """bins as `shape` (capacity and tiling), its buffers laid out in bins_bytes(...) bytes at `memory`
-    (64-byte aligned)."""
-    bins[0] = shape[0]
-    bins.counts = <int*>memory
-    bins.slot = <int*>(memory + round64(bins.n_tiles * sizeof(int)))
-    bins.coords = <void*>(<char*>bins.slot + round64(bins.capacity * sizeof(int)))
-    bins.out = <void*>(<char*>bins.coords + round64(bins.capacity * rank * itemsize))
+cdef void sort_chunk(const floating* g, Py_ssize_t points, Py_ssize_t rank, const Bins* bins, Py_ssize_t i,
+                     int thread) noexcept nogil:
+    """Chunk i of an item's points g (points x rank coordinates): judged from its first BIN_SAMPLE
+    points and, if scattered (or binning is forced), its coordinates sorted by tile into bins."""
+    cdef Py_ssize_t p0 = i * bins.chunk, n = min(bins.chunk, points - p0), m = min(n, BIN_SAMPLE)
+    cdef int* slot = bins.slot + p0
+    g += p0 * rank
+    if floating is float:
+        irgrid_tile_keys_f32(g, m, rank, bins.scale, bins.offset, bins.tiles, slot)
+    else:
+        irgrid_tile_keys_f64(g, m, rank, bins.scale, bins.offset, bins.tiles, slot)
+    bins.sorted[i] = bin_policy == 2 or scattered(slot, m, bins.tiles[rank - 2], bins.tiles[rank - 1], bins.judge_rows)
+    if bins.sorted[i]:
+        if floating is float:
+            irgrid_tile_keys_f32(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, slot + m)
+        else:
+            irgrid_tile_keys_f64(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, slot + m)
+        sort_by_tile(g, n, rank, bins.n_tiles, bins.counts + thread * bins.counts_stride, slot,
+                     <floating*>bins.coords + p0 * rank)
 
 
 cdef void binned_span(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
                       Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, Py_ssize_t plane,
                       Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
                       Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t c0, Py_ssize_t c1,
-                      const floating* scratch, Bins* bins) noexcept nogil:
-    """simd_span for 3-D cubic over its row scratch on a grid (not a fused AffineGrid), up to
-    bins.capacity points at a time: those binning.pxd judges scattered are sampled in tile order into
+                      const floating* scratch, const Bins* bins, int thread) noexcept nogil:
+    """simd_span for 3-D cubic over its row scratch on a grid (not a fused AffineGrid), chunk by chunk
+    of bins (start a chunk boundary): a sorted chunk is sampled in tile order into the thread's
     bins.out, then put back; the others as simd_span does."""
-    cdef Py_ssize_t n, s, m, lanes = PIXEL_BYTES // sizeof(floating)
-    cdef const floating* g
-    cdef floating* gb = <floating*>bins.coords
-    cdef floating* out = <floating*>bins.out
+    cdef Py_ssize_t n, s, lanes = PIXEL_BYTES // sizeof(floating)
+    cdef const floating* gb
+    cdef floating* out = <floating*>bins.out + thread * bins.out_stride
     cdef const floating* xb = x + (batch_index * channels + c0) * plane
     cdef floating* yb = y + (batch_index * channels + c0) * points
     while start < stop:
-        n = min(stop - start, bins.capacity)
-        g = coords + (batch_index * points + start) * rank
-        m = min(n, BIN_SAMPLE)
-        if floating is float:
-            irgrid_tile_keys_f32(g, m, rank, bins.scale, bins.offset, bins.tiles, bins.slot)
-        else:
-            irgrid_tile_keys_f64(g, m, rank, bins.scale, bins.offset, bins.tiles, bins.slot)
-        if bin_policy == 2 or scattered(bins.slot, m, bins.tiles[rank - 2], bins.tiles[rank - 1], bins.judge_rows):
-            if floating is float:
-                irgrid_tile_keys_f32(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, bins.slot + m)
-            else:
-                irgrid_tile_keys_f64(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, bins.slot + m)
-            sort_by_tile(g, n, rank, bins.n_tiles, bins.counts, bins.slot, gb)
+        n = min(stop - start, bins.chunk)
+        if bins.sorted[start // bins.chunk]:
+            gb = <const floating*>bins.coords + start * rank
             for s in range((n + SIMD_BLOCK - 1) // SIMD_BLOCK):
                 simd_points(xb, gb + s * SIMD_BLOCK * rank, out + s * SIMD_BLOCK * lanes, 1, True,
                             min(SIMD_BLOCK, n - s * SIMD_BLOCK), c1 - c0, rank, dims, strides, plane, max_taps, mode,
                             padding, align_corners, scratch)
             if floating is float:
-                irgrid_unbin_f32(out, bins.slot, n, c1 - c0, yb + start, points)
+                irgrid_unbin_f32(out, bins.slot + start, n, c1 - c0, yb + start, points)
             else:
-                irgrid_unbin_f64(out, bins.slot, n, c1 - c0, yb + start, points)
+                irgrid_unbin_f64(out, bins.slot + start, n, c1 - c0, yb + start, points)
         else:
             simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
                       align_corners, False, NULL, NULL, NULL, batch_index, start, start + n, c0, c1, scratch)
@@ -547,61 +562,74 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
                          bint align_corners, bint affine, const Py_ssize_t* extents, const floating* starts,
                          const floating* steps, int num_threads, Py_ssize_t lanes) except *:
     """The interleaved path: units of (batch item, group of `lanes` channels, span of points), each
-    thread with one scratch of plane + 1 pixels, allocated here (and, for 3-D cubic on a grid, Bins).
-    Items with few groups are split into spans of points (each thread copies a group in once per run
-    of its units), so that every thread has work; statically scheduled, so a thread's consecutive
-    units share a group."""
-    cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, spans = 1, span, n_units, unit, t
+    thread with one scratch of plane + 1 pixels, allocated here. Items with few groups are split into
+    spans of points (each thread copies a group in once per run of its units), so that every thread
+    has work; statically scheduled, so a thread's consecutive units share a group. 3-D cubic on a grid
+    (binned) goes item by item: the threads first judge and sort the item's chunks (sort_chunk), then
+    sample its units, so that each chunk is sorted once for all the channel groups, not once per
+    group's unit: 0.95x the time on a random grid, 1 and 2 threads."""
+    cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, items = batch, spans = 1
+    cdef Py_ssize_t span, n_units, unit, i, b
     cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # 64-byte multiple
     cdef Py_ssize_t bin_bytes = 0, head
-    cdef Bins shape
+    cdef Bins binning
+    cdef Bins* bins = NULL
     cdef char* memory
     cdef floating* scratch
     cdef Py_ssize_t* held
-    cdef Bins* bins = NULL
-    if batch * groups < 2 * num_threads:
-        spans = min((2 * num_threads + batch * groups - 1) // (batch * groups), (points + SIMD_BLOCK - 1) // SIMD_BLOCK)
-    span = (points + spans - 1) // spans
-    spans = (points + span - 1) // span
-    n_units = batch * groups * spans
-    num_threads = max(min(num_threads, n_units), 1)
-    shape.capacity = 0
+    cdef int t
     if bin_policy and not affine and rows_layout(rank, mode, dims):
-        shape.n_tiles = tiling(rank, dims, align_corners, BIN_CAPACITY, shape.tiles, shape.scale, shape.offset,
-                               &shape.judge_rows)
-        if shape.n_tiles <= BIN_CAPACITY:  # else even tiles of every row outnumber a span's points
-            shape.capacity = min(span, BIN_CAPACITY)
-    if shape.capacity:
-        bin_bytes = bins_bytes(&shape, rank, lanes, sizeof(floating))
-    # the threads' scratches, their held groups and Bins, then the Bins' buffers (64-byte aligned): the
-    # scratches lie as they do without binning
-    head = round64(num_threads * (scratch_items * sizeof(floating) + sizeof(Py_ssize_t) + sizeof(Bins)))
-    memory = <char*>malloc(head + num_threads * bin_bytes + 64)
+        binning.n_tiles = tiling(rank, dims, align_corners, BIN_CAPACITY, binning.tiles, binning.scale,
+                                 binning.offset, &binning.judge_rows)
+        if binning.n_tiles <= BIN_CAPACITY:  # else even tiles of every row outnumber a chunk's points
+            bins, items = &binning, 1
+    if items * groups < 2 * num_threads:
+        spans = min((2 * num_threads + items * groups - 1) // (items * groups), (points + SIMD_BLOCK - 1) // SIMD_BLOCK)
+    span = (points + spans - 1) // spans
+    if bins != NULL:  # spans of whole chunks
+        binning.chunk = min(span, BIN_CAPACITY)
+        span = (span + binning.chunk - 1) // binning.chunk * binning.chunk
+        binning.n_chunks = (points + binning.chunk - 1) // binning.chunk
+    spans = (points + span - 1) // span
+    n_units = items * groups * spans
+    num_threads = max(min(num_threads, n_units), 1)
+    if bins != NULL:
+        bin_bytes = bins_init(bins, NULL, points, rank, lanes, sizeof(floating), num_threads)
+    # the threads' scratches and held groups, then the Bins' buffers (64-byte aligned): the scratches
+    # lie as they do without binning
+    head = round64(num_threads * (scratch_items * sizeof(floating) + sizeof(Py_ssize_t)))
+    memory = <char*>malloc(head + bin_bytes + 64)
     if memory == NULL:
         raise MemoryError()
     scratch = <floating*>((<uintptr_t>memory + 63) & ~(<uintptr_t>63))
     held = <Py_ssize_t*>(scratch + num_threads * scratch_items)
     for t in range(num_threads):
         held[t] = -1
-    if shape.capacity:
-        bins = <Bins*>(held + num_threads)
-        for t in range(num_threads):
-            bins_init(bins + t, &shape, <char*>scratch + head + t * bin_bytes, rank, sizeof(floating))
+    if bins != NULL:
+        bins_init(bins, <char*>scratch + head, points, rank, lanes, sizeof(floating), num_threads)
     try:
-        if num_threads == 1:
-            with nogil:
-                for unit in range(n_units):
-                    interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
-                                    padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
-                                    span, spans, scratch, held, bins)
-            return
-        for unit in prange(n_units, nogil=True, schedule="static", num_threads=num_threads):
-            irgrid_free_worker()
-            t = threadid()
-            interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
-                            padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
-                            span, spans, scratch + t * scratch_items, held + t,
-                            bins + t if bins != NULL else NULL)
+        for b in range(batch // items):  # every item at once, or (binned) one at a time
+            if num_threads == 1:
+                with nogil:
+                    if bins != NULL:
+                        for i in range(binning.n_chunks):
+                            sort_chunk(coords + b * points * rank, points, rank, bins, i, 0)
+                    for unit in range(b * n_units, (b + 1) * n_units):
+                        interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
+                                        padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
+                                        span, spans, scratch, held, bins, 0)
+                continue
+            if bins != NULL:
+                for i in prange(binning.n_chunks, nogil=True, schedule="static", num_threads=num_threads):
+                    irgrid_free_worker()
+                    sort_chunk(coords + b * points * rank, points, rank, bins, i, threadid())
+            for unit in prange(b * n_units, (b + 1) * n_units, nogil=True, schedule="static",
+                               num_threads=num_threads):
+                irgrid_free_worker()
+                t = threadid()
+                interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
+                                padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
+                                span, spans, scratch + t * scratch_items, held + t, bins, t)
     finally:
         free(memory)
 

@@ -196,7 +196,7 @@ def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype):
     """3-D cubic's binned run (a scattered grid's points in tile order, then put back: binning.pxd)
     gives every point the same bits as the unbinned run: random and special coordinates (the scalar
     path's points written by point), two items, a partial channel group, more points than one binning
-    span holds (sampling.pyx's BIN_CAPACITY, 32768) and 1 or 2 threads."""
+    chunk holds (sampling.pyx's BIN_CAPACITY, 32768) and 1 or 2 threads."""
     rng = _rng("binned-cubic3d", padding, align, dtype)
     x = rng.uniform(-1, 1, (2, 11, 7, 9, 20)).astype(dtype)
     grid = rng.uniform(-1.2, 1.2, (2, 32768 + 4099, 1, 1, 3))
@@ -227,6 +227,24 @@ def test_3d_cubic_binned_in_taller_tiles_bitwise_identical(dtype):
         binned = sample(x, grid, "cubic", "zeros", False, 2)
         sampling.use_binning("never")
         plain = sample(x, grid, "cubic", "zeros", False, 2)
+    finally:
+        sampling.use_binning(was)
+    assert binned.tobytes() == plain.tobytes()
+
+
+@pytest.mark.parametrize("channels, threads", [(19, 2), (19, 3), (24, 2)])
+def test_3d_cubic_binned_groups_share_sorted_chunks_bitwise_identical(channels, threads):
+    """A scattered grid with several channel groups, batch items and threads, judged scattered by the
+    default policy: each chunk of an item's points is sorted once (sampling.pyx's sort_chunk) and
+    sampled by every group's units, on any thread. The same bits as unbinned, with a partial last
+    group."""
+    rng = _rng("binned-shared", channels, threads)
+    x = rng.uniform(-1, 1, (2, channels, 9, 12, 21)).astype(np.float32)
+    grid = rng.uniform(-1.1, 1.1, (2, 3, 100, 41, 3)).astype(np.float32)
+    binned = sample(x, grid, "cubic", "border", False, threads)
+    was = sampling.use_binning("never")
+    try:
+        plain = sample(x, grid, "cubic", "border", False, 1)
     finally:
         sampling.use_binning(was)
     assert binned.tobytes() == plain.tobytes()
