@@ -65,10 +65,13 @@ cdef inline bint scattered(const int* keys, Py_ssize_t m, Py_ssize_t row_tiles, 
 
 
 cdef inline void sort_by_tile(const floating* g, Py_ssize_t n, Py_ssize_t rank, Py_ssize_t n_tiles, int* counts,
-                              int* slot, floating* binned) noexcept nogil:
+                              int* slot, int* order, floating* binned) noexcept nogil:
     """Points g[0, n) (rank coordinates each) stably sorted by their tile keys, given in slot: their
-    coordinates into `binned`, and slot[i] set to point i's position there (counts: n_tiles ints)."""
-    cdef Py_ssize_t i, k, t, total = 0, count
+    coordinates into `binned`, and slot[i] set to point i's position there (counts: n_tiles ints;
+    order: n ints, the points in tile order). The positions are scattered first and the coordinates
+    then gathered in order: scattering each point's coordinates to its position stalled on the
+    stores (each a random line)."""
+    cdef Py_ssize_t i, j, k, t, total = 0, count
     memset(counts, 0, n_tiles * sizeof(int))
     for i in range(n):
         counts[slot[i]] += 1
@@ -79,6 +82,9 @@ cdef inline void sort_by_tile(const floating* g, Py_ssize_t n, Py_ssize_t rank, 
     for i in range(n):
         t = slot[i]
         slot[i] = counts[t]
+        order[counts[t]] = <int>i
         counts[t] += 1
+    for j in range(n):
+        i = order[j]
         for k in range(rank):
-            binned[slot[i] * rank + k] = g[i * rank + k]
+            binned[j * rank + k] = g[i * rank + k]

@@ -522,7 +522,7 @@ cdef void sort_chunk(const floating* g, Py_ssize_t points, Py_ssize_t rank, cons
         else:
             irgrid_tile_keys_f64(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, slot + m)
         sort_by_tile(g, n, rank, bins.n_tiles, bins.counts + thread * bins.counts_stride, slot,
-                     <floating*>bins.coords + p0 * rank)
+                     <int*>(<floating*>bins.out + thread * bins.out_stride), <floating*>bins.coords + p0 * rank)
 
 
 cdef void binned_span(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
