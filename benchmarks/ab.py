@@ -16,15 +16,26 @@ A process imports the build's `irgrid` only if it runs with the build as its wor
 `python -c`, sys.path starts with '' (the working directory), ahead of PYTHONPATH, so a process started
 from another checkout would time that checkout's kernels instead. This script sets both. The cases
 and their inputs come from this checkout's bench.py, the same for every build.
+
+With --paired, one process loads every build's GridSample kernel module (irgrid/_kernels/sampling*.so)
+under a name of its own and alternates their calls (--rounds pairs, the order reversed every other
+pair, each the fastest of 3 calls); it reports each build's median and the median and quartiles of its
+time over the first build's in the same pair. On this VM the host's speed drifts by up to 2x within
+minutes, which separate processes only average out over many rounds; consecutive calls see the same
+host. It checks that every build gives the same bits. What it cannot show is a per-process draw (where
+the stack lies), so a difference it finds is worth confirming with processes.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
+import importlib.util
 import json
 import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -66,6 +77,58 @@ def run_build(build: Path, patterns: str, threads: int, seconds: float) -> dict[
     return result["ms"]
 
 
+def load_kernels(build: Path, tag: str):
+    """`build`'s sampling extension module, imported as `tag`.sampling (beside any other build's)."""
+    path = next((build / "irgrid" / "_kernels").glob("sampling*.so"), None)
+    if path is None:
+        sys.exit(f"{build}: no built irgrid/_kernels/sampling*.so")
+    loader = importlib.machinery.ExtensionFileLoader(f"{tag}.sampling", str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+def paired(builds: list[Path], patterns: str, threads: int, pairs: int) -> None:
+    """The --paired comparison (module docstring), printed as a table."""
+    sys.path.insert(0, str(HERE))
+    import bench
+    from irgrid._kernels import constants
+
+    modules = [load_kernels(build, f"irgrid_ab{i}") for i, build in enumerate(builds)]
+    labels = [b.name or str(b) for b in builds]
+    print(f"fastest of 3 calls, ms ({threads} thread(s)), {pairs} alternating pairs in one process: each build's "
+          "median, and the median (quartiles) of its time over the first build's in the same pair")
+    print(f"{'case':<40}" + "".join(f"{label:>12}" for label in labels) + "".join(
+        f"{label + ' / ' + labels[0]:>26}" for label in labels[1:]))
+    cases = [c for c in bench._cases(False) if c["kind"] == "grid_sample" and c["name"] != "grid_sample/tiny"
+             and bench._selected(c["name"], [p for p in patterns.split(",") if p])]
+    for case in cases:
+        inputs = bench._inputs(case)
+        x, grid = inputs["X"], inputs["grid"]
+        plans = [m.SamplePlan(x.shape, grid.shape, x.dtype, constants.MODES[bench._MODES[case["mode"]][1]],
+                              constants.PADDINGS["zeros"], False) for m in modules]
+        outs = [plan(x, grid, None, threads) for plan in plans]
+        if any(out.tobytes() != outs[0].tobytes() for out in outs[1:]):
+            sys.exit(f"{case['name']}: the builds' outputs differ")
+        times: list[list[float]] = [[] for _ in builds]
+        clock = time.thread_time if threads == 1 else time.perf_counter  # as the processes time them
+        for r in range(pairs):
+            for k in range(len(builds)) if r % 2 == 0 else reversed(range(len(builds))):
+                calls = []
+                for _ in range(3):
+                    start = clock()
+                    plans[k](x, grid, outs[k], threads)
+                    calls.append(clock() - start)
+                times[k].append(min(calls) * 1e3)
+        line = f"{case['name']:<40}" + "".join(f"{statistics.median(t):>12.3f}" for t in times)
+        for t in times[1:]:
+            q = statistics.quantiles([a / b for a, b in zip(t, times[0])], n=4)
+            line += f"{q[1]:>12.3f} ({q[0]:.3f}-{q[2]:.3f})"
+        print(line, flush=True)
+    if not cases:
+        sys.exit(f"--cases {patterns!r} matches no GridSample case")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("builds", nargs="+", type=Path, help="checkouts with their kernels built in place")
@@ -74,8 +137,13 @@ def main() -> None:
     parser.add_argument("--cases", default="", help="comma-separated GridSample case filters (default: all)")
     parser.add_argument("--seconds", type=float, default=0.4, help="calls per case and process, in seconds")
     parser.add_argument("--json", dest="json_path", help="also write every round's times to this file")
+    parser.add_argument("--paired", action="store_true", help="alternate the builds' calls in one process "
+                        "(--rounds pairs; module docstring)")
     args = parser.parse_args()
     builds = [b.resolve() for b in args.builds]
+    if args.paired:
+        paired(builds, args.cases, args.threads, args.rounds)
+        return
     times: dict[str, dict[str, list[float]]] = {}
     for r in range(args.rounds):
         for build in builds if r % 2 == 0 else builds[::-1]:
