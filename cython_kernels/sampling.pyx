@@ -162,7 +162,7 @@ cdef enum:
     INTERLEAVE_MIN_CHANNELS = 4
     INTERLEAVE_MIN_CHANNELS_3D_NEAREST = 16
     # 3-D cubic on a scattered grid (binning.pxd): points binned at a time (a chunk). The Bins buffers
-    # then take 16 bytes per point of a batch item (f32: its slots and sorted coordinates) and 1 MiB
+    # then take 16 bytes per point of a segment (below; f32: its slots and sorted coordinates) and 1 MiB
     # per thread (f32: a chunk's outputs, 32 bytes per point). Measured (X 1x16x32x64x64, random grid):
     # with tiles of 4 rows, fastest of 6 alternating rounds, 2 threads 4096 points 5.44 ms, 8192 5.04,
     # 16384 4.84, 32768 4.92, 65536 5.67 (not binned 7.15); 1 thread 16384 9.2, 65536 8.7. With tiles
@@ -170,6 +170,10 @@ cdef enum:
     # time of 16384 in 4-row tiles, 65536 0.97x, 24576 0.99x; 1 thread 0.93x. More points per span
     # sort them closer (the run is what gains), until the output buffer leaves L2 before unbinning.
     BIN_CAPACITY = 1 << 15
+    # ... and an item's points sorted before they are sampled (a segment): at most this many at a time,
+    # so that the Bins buffers stay within 16 MiB (f32: 4 + 12 bytes per point; f64 28 MiB) and a few
+    # MiB per thread however large the grid
+    BIN_SEGMENT = 1 << 20
 
 cdef bint simd_on = irgrid_simd_available()
 cdef int bin_policy = 1  # 0 never, 1 where the binning module judges a span scattered, 2 always (where it applies)
@@ -439,15 +443,17 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
                           Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, Py_ssize_t plane,
                           Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
                           bint affine, const Py_ssize_t* extents, const floating* starts, const floating* steps,
-                          Py_ssize_t unit, Py_ssize_t lanes, Py_ssize_t groups, Py_ssize_t span,
-                          Py_ssize_t spans, floating* scratch, Py_ssize_t* held, const Bins* bins,
-                          int thread) noexcept nogil:
-    """Points of span `unit % spans` of channel group `unit // spans` (of `lanes` channels) over
-    scratch, which holds group `held[0]` interleaved (copied in first if it is another); through
-    `bins` (binned_span, as `thread`) where given."""
+                          Py_ssize_t unit, Py_ssize_t lanes, Py_ssize_t groups, Py_ssize_t first,
+                          Py_ssize_t last, Py_ssize_t span, Py_ssize_t spans, floating* scratch, Py_ssize_t* held,
+                          const Bins* bins, int thread) noexcept nogil:
+    """Points of span `unit % spans` (of points [first, last)) of channel group `unit // spans` (of
+    `lanes` channels) over scratch, which holds group `held[0]` interleaved (copied in first if it is
+    another); through `bins` (binned_span, as `thread`) where given."""
     cdef Py_ssize_t key = unit // spans, b = key // groups
-    cdef Py_ssize_t c0 = key % groups * lanes, p0 = unit % spans * span
-    cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, points)
+    cdef Py_ssize_t c0 = key % groups * lanes, p0 = first + unit % spans * span
+    cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, last)
+    if p0 >= p1:
+        return
     if held[0] != key:
         if rows_layout(rank, mode, dims):
             if floating is float:
@@ -467,17 +473,17 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
                   affine, extents, starts, steps, b, p0, p1, c0, c1, scratch)
 
 
-# 3-D cubic's binning of one batch item at a time (binning.pxd): the item's points in chunks of
-# `chunk`, each judged and, where scattered, sorted by tile once (sort_chunk) for every channel group;
-# each unit then samples its chunks in tile order (binned_span).
+# 3-D cubic's binning of a segment of one batch item's points, [first, last), at a time (binning.pxd):
+# in chunks of `chunk` points, each judged and, where scattered, sorted by tile once (sort_chunk) for
+# every channel group; each unit then samples its chunks in tile order (binned_span).
 cdef struct Bins:
-    Py_ssize_t chunk, n_chunks, n_tiles
+    Py_ssize_t first, last, chunk, n_chunks, n_tiles
     Py_ssize_t judge_rows  # tile rows per tile that binning.pxd's `scattered` judges by
     Py_ssize_t tiles[MAX_RANK]
     double scale[MAX_RANK]
     double offset[MAX_RANK]
-    int* slot  # per point of the item: its position in its chunk's tile order
-    void* coords  # the item's coordinates, each chunk's in tile order (floating)
+    int* slot  # per point of the segment: its position in its chunk's tile order
+    void* coords  # the segment's coordinates, each chunk's in tile order (floating)
     char* sorted  # per chunk: whether it was judged scattered, so sorted
     int* counts  # per thread, counts_stride apart: n_tiles ints for sort_by_tile
     void* out  # per thread, out_stride items apart: a chunk's outputs in tile order, a pixel each (floating)
@@ -490,10 +496,11 @@ cdef inline Py_ssize_t round64(Py_ssize_t n) noexcept nogil:
 
 cdef Py_ssize_t bins_init(Bins* bins, char* memory, Py_ssize_t points, Py_ssize_t rank, Py_ssize_t lanes,
                           Py_ssize_t itemsize, Py_ssize_t threads) noexcept nogil:
-    """Lays out bins' buffers (its chunk and tiling set) from `memory` (64-byte aligned; NULL to only
-    count); returns their bytes, a multiple of 64."""
+    """Lays out bins' buffers for segments of at most `points` points (its chunk and tiling set) from
+    `memory` (64-byte aligned; NULL to only count); returns their bytes, a multiple of 64."""
     cdef Py_ssize_t counts = round64(bins.n_tiles * sizeof(int)), out = round64(bins.chunk * lanes * itemsize)
-    cdef Py_ssize_t at = round64(points * sizeof(int)) + round64(points * rank * itemsize) + round64(bins.n_chunks)
+    cdef Py_ssize_t at = (round64(points * sizeof(int)) + round64(points * rank * itemsize)
+                          + round64((points + bins.chunk - 1) // bins.chunk))
     if memory != NULL:
         bins.slot = <int*>memory
         bins.coords = <void*>(memory + round64(points * sizeof(int)))
@@ -504,13 +511,14 @@ cdef Py_ssize_t bins_init(Bins* bins, char* memory, Py_ssize_t points, Py_ssize_
     return at + threads * (counts + out)
 
 
-cdef void sort_chunk(const floating* g, Py_ssize_t points, Py_ssize_t rank, const Bins* bins, Py_ssize_t i,
-                     int thread) noexcept nogil:
-    """Chunk i of an item's points g (points x rank coordinates): judged from its first BIN_SAMPLE
-    points and, if scattered (or binning is forced), its coordinates sorted by tile into bins."""
-    cdef Py_ssize_t p0 = i * bins.chunk, n = min(bins.chunk, points - p0), m = min(n, BIN_SAMPLE)
-    cdef int* slot = bins.slot + p0
-    g += p0 * rank
+cdef void sort_chunk(const floating* g, Py_ssize_t rank, const Bins* bins, Py_ssize_t i, int thread) noexcept nogil:
+    """Chunk i of bins' segment of an item's points g (rank coordinates each): judged from its first
+    BIN_SAMPLE points and, if scattered (or binning is forced), its coordinates sorted by tile into
+    bins. The thread's output buffer holds the sort's order meanwhile: the segment's units, which
+    use it for outputs, run after every chunk is sorted."""
+    cdef Py_ssize_t at = i * bins.chunk, n = min(bins.chunk, bins.last - bins.first - at), m = min(n, BIN_SAMPLE)
+    cdef int* slot = bins.slot + at
+    g += (bins.first + at) * rank
     if floating is float:
         irgrid_tile_keys_f32(g, m, rank, bins.scale, bins.offset, bins.tiles, slot)
     else:
@@ -522,7 +530,7 @@ cdef void sort_chunk(const floating* g, Py_ssize_t points, Py_ssize_t rank, cons
         else:
             irgrid_tile_keys_f64(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, slot + m)
         sort_by_tile(g, n, rank, bins.n_tiles, bins.counts + thread * bins.counts_stride, slot,
-                     <int*>(<floating*>bins.out + thread * bins.out_stride), <floating*>bins.coords + p0 * rank)
+                     <int*>(<floating*>bins.out + thread * bins.out_stride), <floating*>bins.coords + at * rank)
 
 
 cdef void binned_span(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
@@ -531,8 +539,8 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
                       Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t c0, Py_ssize_t c1,
                       const floating* scratch, const Bins* bins, int thread) noexcept nogil:
     """simd_span for 3-D cubic over its row scratch on a grid (not a fused AffineGrid), chunk by chunk
-    of bins (start a chunk boundary): a sorted chunk is sampled in tile order into the thread's
-    bins.out, then put back; the others as simd_span does."""
+    of bins' segment (start a chunk boundary): a sorted chunk is sampled in tile order into the
+    thread's bins.out, then put back; the others as simd_span does."""
     cdef Py_ssize_t n, s, lanes = PIXEL_BYTES // sizeof(floating)
     cdef const floating* gb
     cdef floating* out = <floating*>bins.out + thread * bins.out_stride
@@ -540,16 +548,16 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
     cdef floating* yb = y + (batch_index * channels + c0) * points
     while start < stop:
         n = min(stop - start, bins.chunk)
-        if bins.sorted[start // bins.chunk]:
-            gb = <const floating*>bins.coords + start * rank
+        if bins.sorted[(start - bins.first) // bins.chunk]:
+            gb = <const floating*>bins.coords + (start - bins.first) * rank
             for s in range((n + SIMD_BLOCK - 1) // SIMD_BLOCK):
                 simd_points(xb, gb + s * SIMD_BLOCK * rank, out + s * SIMD_BLOCK * lanes, 1, True,
                             min(SIMD_BLOCK, n - s * SIMD_BLOCK), c1 - c0, rank, dims, strides, plane, max_taps, mode,
                             padding, align_corners, scratch)
             if floating is float:
-                irgrid_unbin_f32(out, bins.slot + start, n, c1 - c0, yb + start, points)
+                irgrid_unbin_f32(out, bins.slot + (start - bins.first), n, c1 - c0, yb + start, points)
             else:
-                irgrid_unbin_f64(out, bins.slot + start, n, c1 - c0, yb + start, points)
+                irgrid_unbin_f64(out, bins.slot + (start - bins.first), n, c1 - c0, yb + start, points)
         else:
             simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
                       align_corners, False, NULL, NULL, NULL, batch_index, start, start + n, c0, c1, scratch)
@@ -565,11 +573,12 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     thread with one scratch of plane + 1 pixels, allocated here. Items with few groups are split into
     spans of points (each thread copies a group in once per run of its units), so that every thread
     has work; statically scheduled, so a thread's consecutive units share a group. 3-D cubic on a grid
-    (binned) goes item by item: the threads first judge and sort the item's chunks (sort_chunk), then
-    sample its units, so that each chunk is sorted once for all the channel groups, not once per
-    group's unit: 0.95x the time on a random grid, 1 and 2 threads."""
-    cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, items = batch, spans = 1
-    cdef Py_ssize_t span, n_units, unit, i, b
+    (binned) goes item by item, segment by segment of BIN_SEGMENT points: the threads first judge and
+    sort the segment's chunks (sort_chunk), then sample its units, so that each chunk is sorted once
+    for all the channel groups, not once per group's unit: 0.95x the time on a random grid, 1 and 2
+    threads."""
+    cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, items = batch, segment = points
+    cdef Py_ssize_t spans = 1, span, n_units, unit, i, b, k, first
     cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # 64-byte multiple
     cdef Py_ssize_t bin_bytes = 0, head
     cdef Bins binning
@@ -582,19 +591,19 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
         binning.n_tiles = tiling(rank, dims, align_corners, BIN_CAPACITY, binning.tiles, binning.scale,
                                  binning.offset, &binning.judge_rows)
         if binning.n_tiles <= BIN_CAPACITY:  # else even tiles of every row outnumber a chunk's points
-            bins, items = &binning, 1
+            bins, items, segment = &binning, 1, min(points, BIN_SEGMENT)
     if items * groups < 2 * num_threads:
-        spans = min((2 * num_threads + items * groups - 1) // (items * groups), (points + SIMD_BLOCK - 1) // SIMD_BLOCK)
-    span = (points + spans - 1) // spans
+        spans = min((2 * num_threads + items * groups - 1) // (items * groups),
+                    (segment + SIMD_BLOCK - 1) // SIMD_BLOCK)
+    span = (segment + spans - 1) // spans
     if bins != NULL:  # spans of whole chunks
         binning.chunk = min(span, BIN_CAPACITY)
         span = (span + binning.chunk - 1) // binning.chunk * binning.chunk
-        binning.n_chunks = (points + binning.chunk - 1) // binning.chunk
-    spans = (points + span - 1) // span
+    spans = (segment + span - 1) // span
     n_units = items * groups * spans
     num_threads = max(min(num_threads, n_units), 1)
     if bins != NULL:
-        bin_bytes = bins_init(bins, NULL, points, rank, lanes, sizeof(floating), num_threads)
+        bin_bytes = bins_init(bins, NULL, segment, rank, lanes, sizeof(floating), num_threads)
     # the threads' scratches and held groups, then the Bins' buffers (64-byte aligned): the scratches
     # lie as they do without binning
     head = round64(num_threads * (scratch_items * sizeof(floating) + sizeof(Py_ssize_t)))
@@ -606,30 +615,37 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     for t in range(num_threads):
         held[t] = -1
     if bins != NULL:
-        bins_init(bins, <char*>scratch + head, points, rank, lanes, sizeof(floating), num_threads)
+        bins_init(bins, <char*>scratch + head, segment, rank, lanes, sizeof(floating), num_threads)
     try:
         for b in range(batch // items):  # every item at once, or (binned) one at a time
-            if num_threads == 1:
-                with nogil:
-                    if bins != NULL:
-                        for i in range(binning.n_chunks):
-                            sort_chunk(coords + b * points * rank, points, rank, bins, i, 0)
-                    for unit in range(b * n_units, (b + 1) * n_units):
-                        interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
-                                        padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
-                                        span, spans, scratch, held, bins, 0)
-                continue
-            if bins != NULL:
-                for i in prange(binning.n_chunks, nogil=True, schedule="static", num_threads=num_threads):
+            for k in range((points + segment - 1) // segment):
+                first = k * segment
+                if bins != NULL:
+                    binning.first, binning.last = first, min(first + segment, points)
+                    binning.n_chunks = (binning.last - first + binning.chunk - 1) // binning.chunk
+                if num_threads == 1:
+                    with nogil:
+                        if bins != NULL:
+                            for i in range(binning.n_chunks):
+                                sort_chunk(coords + b * points * rank, rank, bins, i, 0)
+                        for unit in range(b * n_units, (b + 1) * n_units):
+                            interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps,
+                                            mode, padding, align_corners, affine, extents, starts, steps, unit, lanes,
+                                            groups, first, min(first + segment, points), span, spans, scratch, held,
+                                            bins, 0)
+                    continue
+                if bins != NULL:
+                    for i in prange(binning.n_chunks, nogil=True, schedule="static", num_threads=num_threads):
+                        irgrid_free_worker()
+                        sort_chunk(coords + b * points * rank, rank, bins, i, threadid())
+                for unit in prange(b * n_units, (b + 1) * n_units, nogil=True, schedule="static",
+                                   num_threads=num_threads):
                     irgrid_free_worker()
-                    sort_chunk(coords + b * points * rank, points, rank, bins, i, threadid())
-            for unit in prange(b * n_units, (b + 1) * n_units, nogil=True, schedule="static",
-                               num_threads=num_threads):
-                irgrid_free_worker()
-                t = threadid()
-                interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
-                                padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
-                                span, spans, scratch + t * scratch_items, held + t, bins, t)
+                    t = threadid()
+                    interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
+                                    padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
+                                    first, min(first + segment, points), span, spans, scratch + t * scratch_items,
+                                    held + t, bins, t)
     finally:
         free(memory)
 

@@ -250,6 +250,24 @@ def test_3d_cubic_binned_groups_share_sorted_chunks_bitwise_identical(channels, 
     assert binned.tobytes() == plain.tobytes()
 
 
+def test_3d_cubic_binned_segments_bitwise_identical():
+    """More points than one binning segment holds (sampling.pyx's BIN_SEGMENT, 2**20: each item's points
+    are sorted and sampled a segment at a time, so that the sort's buffers stay bounded): binned, the
+    same bits as unbinned, at 1 and 2 threads."""
+    rng = _rng("binned-segments")
+    x = rng.uniform(-1, 1, (1, 9, 5, 6, 7)).astype(np.float32)
+    grid = rng.uniform(-1.1, 1.1, (1, (1 << 20) + 40000, 1, 1, 3)).astype(np.float32)
+    was = sampling.use_binning("always")
+    try:
+        binned = [sample(x, grid, "cubic", "zeros", False, threads) for threads in (1, 2)]
+        sampling.use_binning("never")
+        plain = sample(x, grid, "cubic", "zeros", False, 2)
+    finally:
+        sampling.use_binning(was)
+    assert binned[0].tobytes() == plain.tobytes()
+    assert binned[1].tobytes() == plain.tobytes()
+
+
 def test_binning_policy_round_trip():
     assert sampling.use_binning("never") == "auto"
     assert sampling.use_binning("auto") == "never"
