@@ -477,7 +477,7 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
 # in chunks of `chunk` points, each judged and, where scattered, sorted by tile once (sort_chunk) for
 # every channel group; each unit then samples its chunks in tile order (binned_span).
 cdef struct Bins:
-    Py_ssize_t first, last, chunk, n_chunks, n_tiles
+    Py_ssize_t first, last, chunk, n_tiles
     Py_ssize_t judge_rows  # tile rows per tile that binning.pxd's `scattered` judges by
     Py_ssize_t tiles[MAX_RANK]
     double scale[MAX_RANK]
@@ -499,12 +499,12 @@ cdef Py_ssize_t bins_init(Bins* bins, char* memory, Py_ssize_t points, Py_ssize_
     """Lays out bins' buffers for segments of at most `points` points (its chunk and tiling set) from
     `memory` (64-byte aligned; NULL to only count); returns their bytes, a multiple of 64."""
     cdef Py_ssize_t counts = round64(bins.n_tiles * sizeof(int)), out = round64(bins.chunk * lanes * itemsize)
-    cdef Py_ssize_t at = (round64(points * sizeof(int)) + round64(points * rank * itemsize)
-                          + round64((points + bins.chunk - 1) // bins.chunk))
+    cdef Py_ssize_t slot = round64(points * sizeof(int)), coords = round64(points * rank * itemsize)
+    cdef Py_ssize_t at = slot + coords + round64((points + bins.chunk - 1) // bins.chunk)
     if memory != NULL:
         bins.slot = <int*>memory
-        bins.coords = <void*>(memory + round64(points * sizeof(int)))
-        bins.sorted = memory + round64(points * sizeof(int)) + round64(points * rank * itemsize)
+        bins.coords = <void*>(memory + slot)
+        bins.sorted = memory + slot + coords
         bins.counts = <int*>(memory + at)
         bins.out = <void*>(memory + at + threads * counts)
         bins.counts_stride, bins.out_stride = counts // sizeof(int), out // itemsize
@@ -578,7 +578,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     for all the channel groups, not once per group's unit: 0.95x the time on a random grid, 1 and 2
     threads."""
     cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, items = batch, segment = points
-    cdef Py_ssize_t spans = 1, span, n_units, unit, i, b, k, first
+    cdef Py_ssize_t spans = 1, span, n_units, unit, i, b, k, first, last, n_chunks = 0
     cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # 64-byte multiple
     cdef Py_ssize_t bin_bytes = 0, head
     cdef Bins binning
@@ -619,23 +619,22 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     try:
         for b in range(batch // items):  # every item at once, or (binned) one at a time
             for k in range((points + segment - 1) // segment):
-                first = k * segment
+                first, last = k * segment, min(k * segment + segment, points)
                 if bins != NULL:
-                    binning.first, binning.last = first, min(first + segment, points)
-                    binning.n_chunks = (binning.last - first + binning.chunk - 1) // binning.chunk
+                    binning.first, binning.last = first, last
+                    n_chunks = (last - first + binning.chunk - 1) // binning.chunk
                 if num_threads == 1:
                     with nogil:
                         if bins != NULL:
-                            for i in range(binning.n_chunks):
+                            for i in range(n_chunks):
                                 sort_chunk(coords + b * points * rank, rank, bins, i, 0)
                         for unit in range(b * n_units, (b + 1) * n_units):
                             interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps,
                                             mode, padding, align_corners, affine, extents, starts, steps, unit, lanes,
-                                            groups, first, min(first + segment, points), span, spans, scratch, held,
-                                            bins, 0)
+                                            groups, first, last, span, spans, scratch, held, bins, 0)
                     continue
                 if bins != NULL:
-                    for i in prange(binning.n_chunks, nogil=True, schedule="static", num_threads=num_threads):
+                    for i in prange(n_chunks, nogil=True, schedule="static", num_threads=num_threads):
                         irgrid_free_worker()
                         sort_chunk(coords + b * points * rank, rank, bins, i, threadid())
                 for unit in prange(b * n_units, (b + 1) * n_units, nogil=True, schedule="static",
@@ -644,8 +643,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
                     t = threadid()
                     interleave_unit(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode,
                                     padding, align_corners, affine, extents, starts, steps, unit, lanes, groups,
-                                    first, min(first + segment, points), span, spans, scratch + t * scratch_items,
-                                    held + t, bins, t)
+                                    first, last, span, spans, scratch + t * scratch_items, held + t, bins, t)
     finally:
         free(memory)
 
