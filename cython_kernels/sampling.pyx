@@ -60,11 +60,12 @@ up to 1.7 with 4, hence its own threshold. Absolute, 2 threads, smooth grid: bic
 path 15.5), trilinear 6.8 ms (14.5). 3-D cubic (Zen 4, X 1x16x32x64x64, 2 threads): 27 ms on the
 scalar path, 10-13 ms on this generic run (random grid 42 and 13-16 ms).
 3-D cubic has a run of its own (irgrid_cubic3d_run) wherever its row scratch fits INTERLEAVE_MAX_BYTES
-(`rows_layout`): each row of W pixels is followed by a zero pixel, each plane by a zero row and the
-volume by a zero plane, so a point's 64 taps are 4 plane, 4 row and 4 pixel offsets (a dropped one at
-its dim's zeros) with their weights: a row's x taps are summed with the x weights in registers, a
-plane's rows with the y weights, the planes with the z weights. Its sums differ from the generic
-run's by rounding only. Measured (prepared plans, fastest of alternating processes, 1 and 2 threads):
+(`rows_layout`): each row of W pixels follows 3 zero pixels, each plane 3 zero rows and the volume 3
+zero planes, with 4 after it, so a point's 64 taps are 4 plane, 4 row and 4 pixel offsets (a dropped
+one at zeros) with their weights: a row's x taps are summed with the x weights in registers, a
+plane's rows with the y weights, the planes with the z weights. With zeros padding the offsets are
+one per point, its first tap's, the others at constant strides from it (simd_gather_body.h). Its sums
+differ from the generic run's by rounding only. Measured (prepared plans, fastest of alternating processes, 1 and 2 threads):
 0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random ones (the benchmark's medians
 0.93x and 0.97x, two runs apart), with 16 row offsets and z*y weights per point; per-dim offsets and
 weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x on random ones
@@ -410,9 +411,9 @@ cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_
 
 
 cdef inline Py_ssize_t row_pixels(const Py_ssize_t* dims) noexcept nogil:
-    """Pixels of 3-D cubic's row scratch (irgrid_interleave_rows): D planes of H rows of W pixels and a
-    zero pixel each, then a zero row each, then a zero plane."""
-    return (dims[0] + 1) * (dims[1] + 1) * (dims[2] + 1)
+    """Pixels of 3-D cubic's row scratch (irgrid_interleave_rows): D planes of H rows of W pixels, each
+    row after 3 zero pixels, each plane after 3 zero rows, the planes after 3 zero planes and before 4."""
+    return (dims[0] + 7) * (dims[1] + 3) * (dims[2] + 3)
 
 
 cdef inline bint rows_layout(Py_ssize_t rank, int mode, const Py_ssize_t* dims) noexcept nogil:

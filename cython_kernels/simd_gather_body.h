@@ -48,22 +48,30 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_reflect)(VF x, FT length, int align, VF* bad) {
     return VMIN(VMAX(x, vlo), vhi);
 }
 
-/* The taps of one spatial dim (interpolation.pxd's dim_taps) for the lanes' normalised coordinates
-   g into d; lanes outside the vector path's range are added to *bad (their taps are garbage).
-   Pixel coordinates and cubic weights are computed in double as the scalar path does, so that both
-   give the same bits, or with `native` in FT (f32: NATIVE_DENORMALIZE, NATIVE_CUBIC). */
-IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, Py_ssize_t length, Py_ssize_t stride, int mode, int padding,
-                                             int align, int native, SFX(irgrid_dim)* d, VF* bad) {
+/* The lanes' pixel coordinates of normalised coordinates g along a dim of `length`; lanes outside
+   the vector path's range (NaN, |g| >= 1e30, |x| > 2**22) are added to *bad and come back as 0, so
+   that nothing floors or converts what the vector path does not own. In double as the scalar path
+   computes them, so that both give the same bits, or with `native` in FT (f32: NATIVE_DENORMALIZE). */
+IRGRID_AVX2_INLINE VF SFX(irgrid_pixel_coordinate)(VF g, Py_ssize_t length, int align, int native, VF* bad) {
     const VF one = SET1(1), sign = SET1((FT)-0.0), all = CMP(one, one, _CMP_EQ_OQ);
-    const FT len = (FT)length;
-    VF x, base, t, idx, lane_ok, ok_tail;
-    int j, n = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
-    lane_ok = CMP(ANDNOT(sign, g), SET1((FT)1e30), _CMP_LT_OQ);  /* false for NaN and at infinity */
+    VF x, lane_ok = CMP(ANDNOT(sign, g), SET1((FT)1e30), _CMP_LT_OQ);  /* false for NaN and at infinity */
     g = AND(g, lane_ok);
     x = native ? NATIVE_DENORMALIZE(g, (double)length, align) : DENORMALIZE(g, (double)length, align);
     lane_ok = AND(lane_ok, CMP(ANDNOT(sign, x), SET1((FT)4194304), _CMP_LE_OQ));
     *bad = OR(*bad, ANDNOT(lane_ok, all));
-    x = AND(x, lane_ok);  /* never floor or convert what the vector path does not own */
+    return AND(x, lane_ok);
+}
+
+/* The taps of one spatial dim (interpolation.pxd's dim_taps) for the lanes' normalised coordinates
+   g into d; lanes outside the vector path's range are added to *bad (their taps are garbage).
+   Cubic weights in double as the scalar path computes them, or with `native` in FT (NATIVE_CUBIC),
+   as the pixel coordinates. */
+IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, Py_ssize_t length, Py_ssize_t stride, int mode, int padding,
+                                             int align, int native, SFX(irgrid_dim)* d, VF* bad) {
+    const VF one = SET1(1);
+    const FT len = (FT)length;
+    VF x = SFX(irgrid_pixel_coordinate)(g, length, align, native, bad), base, t, idx, ok_tail;
+    int j, n = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     if (mode == 0) {
         base = RINT(x);
     } else if (mode == 1) {
@@ -229,16 +237,12 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
         }
 }
 
-/* The per-dim taps (d, outermost dim first) of points [p, p + m) (m <= LANES; the other lanes at
-   coordinate 0): lanes the vector arithmetic does not cover are appended to fallback (*nf of them)
-   and keep no tap, so nothing is read for them. `native` as irgrid_dim_taps'. */
-IRGRID_AVX2_INLINE void SFX(irgrid_lane_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, Py_ssize_t rank,
-        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align, int native,
-        SFX(irgrid_dim)* d, Py_ssize_t* fallback, Py_ssize_t* nf) {
-    FT coords[3][LANES];
-    VF bad = ZERO(), gk[3];
+/* The coordinates of points [p, p + m) (m <= LANES; the other lanes at 0) by dim into gk, in the
+   grid's order (innermost dim first); coords is the caller's buffer for partial blocks (declared in
+   irgrid_lane_taps, as before this helper, irgrid_interleaved_sample compiles as before). */
+IRGRID_AVX2_INLINE void SFX(irgrid_lane_coords)(const FT* g, Py_ssize_t p, Py_ssize_t m, Py_ssize_t rank, VF* gk,
+                                               FT (*coords)[LANES]) {
     Py_ssize_t k, lane;
-    int bits, taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
 #if LANES == 8
     if (rank == 2 && m == LANES) {  /* (x, y) of 8 points: deinterleaved with shuffles */
         VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 8);
@@ -261,6 +265,31 @@ IRGRID_AVX2_INLINE void SFX(irgrid_lane_taps)(const FT* g, Py_ssize_t p, Py_ssiz
         for (k = 0; k < rank; k++)
             gk[k] = LOADU(coords[k]);
     }
+}
+
+/* Appends the `bad` lanes among points [p, p + m) to fallback (*nf of them); whether there were any. */
+IRGRID_AVX2_INLINE int SFX(irgrid_record_fallback)(VF bad, Py_ssize_t p, Py_ssize_t m, Py_ssize_t* fallback,
+                                                    Py_ssize_t* nf) {
+    const int bits = MOVEMASK(bad);
+    Py_ssize_t lane;
+    if (bits)
+        for (lane = 0; lane < m; lane++)
+            if (bits >> lane & 1)
+                fallback[(*nf)++] = p + lane;
+    return bits != 0;
+}
+
+/* The per-dim taps (d, outermost dim first) of points [p, p + m) (m <= LANES; the other lanes at
+   coordinate 0): lanes the vector arithmetic does not cover are appended to fallback (*nf of them)
+   and keep no tap, so nothing is read for them. `native` as irgrid_dim_taps'. */
+IRGRID_AVX2_INLINE void SFX(irgrid_lane_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, Py_ssize_t rank,
+        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align, int native,
+        SFX(irgrid_dim)* d, Py_ssize_t* fallback, Py_ssize_t* nf) {
+    FT coords[3][LANES];
+    VF bad = ZERO(), gk[3];
+    Py_ssize_t k, lane;
+    int bits, taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
+    SFX(irgrid_lane_coords)(g, p, m, rank, gk, coords);
     for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
         SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, native, d + k, &bad);
     bits = MOVEMASK(bad);
@@ -423,33 +452,45 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
     return nf;
 }
 
-/* ---- 3-D cubic, separably. Its scratch (irgrid_interleave_rows) ends every row of W pixels with a
-   zero pixel, every plane with a zero row of W + 1 pixels and the volume with a zero plane, so a
-   point's 64 taps are 4 plane offsets, 4 row offsets within a plane and 4 pixel offsets within a row,
-   a dropped tap of any dim at that dim's zeros (a dropped plane reads the zero plane whatever its row
-   and pixel), each dim with its 4 weights: a row's four x taps are summed with the x weights, a
-   plane's four rows with the y weights, the planes with the z weights, all held in registers. A block
-   of points stores 24 offsets and weights, and points near the edges take the same loop.
+/* ---- 3-D cubic, separably. Its scratch (irgrid_interleave_rows) pads every dim with zeros: 3 zero
+   pixels before every row of W pixels, 3 zero rows before every plane of H rows, 3 zero planes before
+   the D planes and 4 after them, so that a dim's taps 3 before its first pixel or 3 after its last read
+   zeros (the leading zeros of the next row or plane are the trailing ones of the one before). A point's
+   64 taps are 4 planes, 4 rows in each and 4 pixels in each row, each dim with its 4 weights: a row's
+   four x taps are summed with the x weights, a plane's four rows with the y weights, the planes with
+   the z weights, all held in registers.
+   With zeros padding (irgrid_cubic3d_window) a point's taps are consecutive in every dim (a dropped
+   tap reads the padding's zeros), so a point needs one offset, its first tap's, and its taps lie at
+   constant strides from it; a point one of whose dims keeps no tap (and a fallback point) reads the
+   zero window of the trailing planes. Border and reflection padding repeat or mirror pixels, so their
+   taps (irgrid_cubic3d_taps) are 4 plane, 4 row and 4 pixel offsets per point.
    sampling.pyx takes this run wherever that scratch fits (`rows_layout`), the generic one elsewhere. */
 
-/* The group's planes (x + c * x_cstride, dims D, H, W) into s as D planes of H rows of W pixels and a
-   zero pixel each, then a zero row each, then a zero plane: (D + 1) * (H + 1) * (W + 1) pixels. */
+/* The group's planes (x + c * x_cstride, dims D, H, W) into s with the zero padding above:
+   (D + 7) * (H + 3) * (W + 3) pixels. */
 static IRGRID_AVX2 void SFX(irgrid_interleave_rows)(const FT* x, Py_ssize_t channels, Py_ssize_t x_cstride,
                                                     const Py_ssize_t* dims, FT* s) {
-    const Py_ssize_t width = dims[2], pitch = (width + 1) * LANES, plane_pitch = (dims[1] + 1) * pitch;
-    Py_ssize_t z, r;
+    const Py_ssize_t width = dims[2], pitch = (width + 3) * LANES, plane_pitch = (dims[1] + 3) * pitch;
+    Py_ssize_t z, r, j;
+    FT* row;
+    memset(s, 0, (size_t)(3 * plane_pitch) * sizeof(FT));
     for (z = 0; z < dims[0]; z++) {
-        for (r = 0; r < dims[1]; r++)
-            SFX(irgrid_interleave)(x + (z * dims[1] + r) * width, channels, x_cstride, width,
-                                   s + z * plane_pitch + r * pitch);
-        memset(s + z * plane_pitch + dims[1] * pitch, 0, (size_t)pitch * sizeof(FT));
+        memset(s + (z + 3) * plane_pitch, 0, (size_t)(3 * pitch) * sizeof(FT));
+        for (r = 0; r < dims[1]; r++) {
+            row = s + (z + 3) * plane_pitch + (r + 3) * pitch;
+            for (j = 0; j < 3; j++)
+                STOREU(row + j * LANES, ZERO());
+            /* its W pixels, then a zero pixel: the next row's first, which is zero anyway */
+            SFX(irgrid_interleave)(x + (z * dims[1] + r) * width, channels, x_cstride, width, row + 3 * LANES);
+        }
     }
-    memset(s + dims[0] * plane_pitch, 0, (size_t)plane_pitch * sizeof(FT));
+    memset(s + (dims[0] + 3) * plane_pitch, 0, (size_t)(4 * plane_pitch) * sizeof(FT));
 }
 
-/* The taps of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run: per dim (z, y, x) 4 byte offsets
-   into irgrid_interleave_rows' scratch (dropped ones at that dim's zeros) and 4 weights; fallback as
-   irgrid_simd_sample's (those lanes read the zero plane). */
+/* The taps of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run with border or reflection
+   padding: per dim (z, y, x) 4 byte offsets from the scratch's pixel (0, 0, 0) (dropped ones at that
+   dim's index D, H or W, which is padding) and 4 weights; fallback as irgrid_simd_sample's (those
+   lanes read the zero plane). */
 IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
         const Py_ssize_t* strides, int padding, int align, int (*pix)[4][LANES], FT (*wt)[4][LANES],
         Py_ssize_t* fallback, Py_ssize_t* nf) {
@@ -470,6 +511,35 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_s
     }
 }
 
+/* The taps of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run with zeros padding: per lane the
+   byte offset of its first tap in the scratch (`first`) and per dim (z, y, x) 4 weights, as
+   irgrid_cubic3d_taps computes them; fallback as irgrid_simd_sample's (those lanes read the zero
+   window). */
+IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_window)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
+        const Py_ssize_t* pitches, int align, int* first, FT (*wt)[4][LANES], Py_ssize_t* fallback, Py_ssize_t* nf) {
+    const VF one = SET1(1), all = CMP(one, one, _CMP_EQ_OQ);
+    VF bad = ZERO(), out = ZERO(), gk[3], x, base, w[4];
+    VI pixel = ISET1(0);
+    FT coords[3][LANES];
+    int k, j;
+    SFX(irgrid_lane_coords)(g, p, m, 3, gk, coords);
+    for (k = 0; k < 3; k++) {  /* dim k outermost first; the grid lists innermost first */
+        x = SFX(irgrid_pixel_coordinate)(gk[2 - k], dims[k], align, 1, &bad);
+        base = FLOOR(x);
+        NATIVE_CUBIC(SUB(x, base), w);
+        for (j = 0; j < 4; j++)
+            STOREU(wt[k][j], w[j]);
+        /* the first tap, 3 zeros before the dim's first pixel at the least, at its last at the most */
+        base = SUB(base, one);
+        out = OR(out, OR(CMP(base, SET1((FT)-3), _CMP_LT_OQ), CMP(base, SET1((FT)(dims[k] - 1)), _CMP_GT_OQ)));
+        base = VMIN(VMAX(base, SET1((FT)-3)), SET1((FT)(dims[k] - 1)));
+        pixel = IADD(pixel, IMUL(TOINT(ADD(base, SET1(3))), ISET1((int)pitches[k])));
+    }
+    SFX(irgrid_record_fallback)(bad, p, m, fallback, nf);
+    /* a dim without taps, or a fallback lane: plane D + 3, the first of the 4 trailing zero planes */
+    ISTOREU(first, ISHL5(KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all), ISET1((int)((dims[0] + 3) * pitches[0])))));
+}
+
 /* One row's four x taps (byte offsets x within the row), weighted. */
 IRGRID_AVX2_INLINE VF SFX(irgrid_row_sum)(const char* row, const Py_ssize_t* x, const VF* w) {
     VF sum = MUL(w[0], LOADU((const FT*)(row + x[0])));
@@ -487,40 +557,63 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_plane_sum)(const char* plane, const Py_ssize_t*
     return FMADD(wy[3], SFX(irgrid_row_sum)(plane + y[3], x, wx), sum);
 }
 
+/* The taps of the block of points [p, p + m) (m <= LANES) into pix and wt: irgrid_cubic3d_window's
+   (its offsets in pix[0][0]) with zeros padding, irgrid_cubic3d_taps' (from the scratch's pixel
+   (0, 0, 0)) otherwise. */
+IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_block)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
+        const Py_ssize_t* pitches, int padding, int align, int (*pix)[4][LANES], FT (*wt)[4][LANES],
+        Py_ssize_t* fallback, Py_ssize_t* nf) {
+    if (padding == 0)
+        SFX(irgrid_cubic3d_window)(g, p, m, dims, pitches, align, pix[0][0], wt, fallback, nf);
+    else
+        SFX(irgrid_cubic3d_taps)(g, p, m, dims, pitches, padding, align, pix, wt, fallback, nf);
+}
+
 /* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
    software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
    zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin). */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align,
         Py_ssize_t* fallback) {
-    const Py_ssize_t pitch = dims[2] + 1, strides[3] = {(dims[1] + 1) * pitch, pitch, 1};
+    const Py_ssize_t pitch = dims[2] + 3, pitches[3] = {(dims[1] + 3) * pitch, pitch, 1};
+    const Py_ssize_t plane_bytes = pitches[0] * LANES * (Py_ssize_t)sizeof(FT), row_bytes = pitch * LANES * (Py_ssize_t)sizeof(FT);
     int pix[2][3][4][LANES], j, lane, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask;
     Py_ssize_t p, m, c, nf = 0, ox[4], oy[4];
-    const char* bytes = (const char*)s;
+    const char* planes[4];
+    /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel (0, 0, 0) */
+    const char* bytes = (const char*)s + (padding == 0 ? 0 : (3 * (pitches[0] + pitch + 1)) * LANES * (Py_ssize_t)sizeof(FT));
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
+    for (j = 0; j < 4; j++) {  /* zeros padding: the rows and pixels of a point's taps */
+        oy[j] = j * row_bytes;
+        ox[j] = j * LANES * (Py_ssize_t)sizeof(FT);
+    }
     if (n > 0)
-        SFX(irgrid_cubic3d_taps)(g, 0, n < LANES ? n : LANES, dims, strides, padding, align, pix[0], wt[0],
-                                 fallback, &nf);
+        SFX(irgrid_cubic3d_block)(g, 0, n < LANES ? n : LANES, dims, pitches, padding, align, pix[0], wt[0], fallback,
+                                  &nf);
     for (p = 0; p < n; p += LANES, cur ^= 1) {
         m = n - p < LANES ? n - p : LANES;
         if (p + LANES < n)
-            SFX(irgrid_cubic3d_taps)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, dims, strides,
-                                     padding, align, pix[cur ^ 1], wt[cur ^ 1], fallback, &nf);
+            SFX(irgrid_cubic3d_block)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, dims, pitches,
+                                      padding, align, pix[cur ^ 1], wt[cur ^ 1], fallback, &nf);
         for (lane = 0; lane < LANES; lane++) {
             for (j = 0; j < 4; j++) {
-                oy[j] = pix[cur][1][j][lane];
+                if (padding == 0) {
+                    planes[j] = bytes + pix[cur][0][0][lane] + j * plane_bytes;
+                } else {
+                    planes[j] = bytes + pix[cur][0][j][lane];
+                    oy[j] = pix[cur][1][j][lane];
+                    ox[j] = pix[cur][2][j][lane];
+                }
                 wy[j] = SET1(wt[cur][1][j][lane]);
-                ox[j] = pix[cur][2][j][lane];
                 wx[j] = SET1(wt[cur][2][j][lane]);
             }
-            acc[lane] = MUL(SET1(wt[cur][0][0][lane]),
-                            SFX(irgrid_plane_sum)(bytes + pix[cur][0][0][lane], oy, wy, ox, wx));
+            acc[lane] = MUL(SET1(wt[cur][0][0][lane]), SFX(irgrid_plane_sum)(planes[0], oy, wy, ox, wx));
             for (j = 1; j < 4; j++)
-                acc[lane] = FMADD(SET1(wt[cur][0][j][lane]),
-                                  SFX(irgrid_plane_sum)(bytes + pix[cur][0][j][lane], oy, wy, ox, wx), acc[lane]);
+                acc[lane] = FMADD(SET1(wt[cur][0][j][lane]), SFX(irgrid_plane_sum)(planes[j], oy, wy, ox, wx),
+                                  acc[lane]);
         }
         if (by_point) {
             for (lane = 0; lane < m; lane++)

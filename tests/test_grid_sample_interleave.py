@@ -132,11 +132,11 @@ def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dty
 @DTYPES
 @pytest.mark.parametrize("padding", PADDINGS)
 def test_3d_cubic_generic_run_where_the_row_scratch_does_not_fit(padding, dtype):
-    """3-D cubic's own run reads a scratch with a zero pixel after each row, a zero row after each
-    plane and a zero plane. A volume whose row scratch exceeds the 8 MiB limit while its plane and one
-    zero pixel fit, 65 * 65 * 64 against 64*64*63 + 1 pixels of 32 bytes, takes the generic
-    interleaved run instead: onnx.reference agrees."""
-    assert 65 * 65 * 64 * 32 > 8 << 20 >= (64 * 64 * 63 + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
+    """3-D cubic's own run reads a scratch padded with zeros (3 pixels before each row, 3 rows before
+    each plane, 3 planes before the volume and 4 after it). A volume whose row scratch exceeds the
+    8 MiB limit while its plane and one zero pixel fit, 71 * 67 * 66 against 64*64*63 + 1 pixels of
+    32 bytes, takes the generic interleaved run instead: onnx.reference agrees."""
+    assert 71 * 67 * 66 * 32 > 8 << 20 >= (64 * 64 * 63 + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
     rng = _rng("cubic3d-generic", padding, dtype)
     x = rng.uniform(-1, 1, (1, 4, 64, 64, 63))
     grid = _dyadic(rng, (1, 2, 3, 5, 3), 1.6, oracle_step(3, "cubic"))
@@ -159,6 +159,25 @@ def test_3d_cubic_special_coordinates(padding, dtype):
 @pytest.mark.parametrize("align", [False, True])
 def test_3d_cubic_dropped_taps_read_the_zero_pixel(align, dtype):
     check_dropped_taps(3, "cubic", align, dtype, (4, 6, 5), channels=9)
+
+
+@DTYPES
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_3d_cubic_zeros_padding_across_each_edge(axis, dtype):
+    """With zeros padding a point's first tap (floor - 1) lies within 3 pixels before a dim's first
+    pixel and its last pixel, or the point reads the zero window (simd_gather_body.h): pixel
+    coordinates from -5 to L + 4 in quarter steps along one axis (first taps -7 .. L + 2), the other
+    two axes within the volume, against onnx.reference."""
+    rng = _rng("cubic3d-edges", axis)
+    dims = (4, 8, 4)  # powers of two: the sweep's normalised coordinates are multiples of 2**-4
+    length = dims[::-1][axis]  # the grid lists x first
+    sweep = np.arange(-5, length + 4, 0.25)
+    grid = rng.integers(0, 16, (1, 1, len(sweep), 2, 3)) / 16 * 1.5 - 0.75
+    grid[..., axis] = ((2 * sweep + 1) / length - 1)[None, None, :, None]
+    x = rng.uniform(-1, 1, (1, 9, *dims))
+    expected = run_onnx_reference(x, grid, "cubic", "zeros", False)
+    got = sample(x.astype(dtype), grid.astype(dtype), "cubic", "zeros", False, threads=2)
+    np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
 
 
 @DTYPES
