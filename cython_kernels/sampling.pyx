@@ -72,7 +72,9 @@ weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x
 (benchmarks/README.md, "Tricubic's taps per dim"). On a scattered grid (a uniformly random one) its
 points are taken tile by tile (binning.pxd, `binned_span`): 0.71-0.74x the time (2 threads), then
 0.92-0.98x that with chunks of 32768 points in 1-row tiles, then 0.95x that (1 and 2 threads) with
-each chunk sorted once for all channel groups (`sort_chunk`) instead of once per group. The generic
+each chunk sorted once for all channel groups (`sort_chunk`) instead of once per group. One offset
+per point with zeros padding took 0.85-0.89x the time on smooth and random grids (2 threads, paired;
+benchmarks/README.md, "Tricubic's taps as one offset per point"). The generic
 run stays in irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D
 cubic case from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
 (benchmarks/README.md, "Where the stack lies").
