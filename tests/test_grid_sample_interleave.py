@@ -181,6 +181,30 @@ def test_3d_cubic_zeros_padding_across_each_edge(axis, dtype):
 
 
 @DTYPES
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_3d_cubic_border_far_outside_reads_the_edge(axis, align, dtype):
+    """Border padding clamps each tap, so a point whose four taps along one axis all lie past an edge
+    reads that edge's pixels with weights summing to 1: the value at the edge pixel's centre, where
+    onnx.reference (which clamps the coordinate instead, docs/semantics.md) agrees, its weights there
+    being (0, 1, 0, 0)."""
+    rng = _rng("cubic3d-border-far", axis, align)
+    dims = (4, 8, 4)
+    length = dims[::-1][axis]
+    x = rng.uniform(-1, 1, (1, 9, *dims))
+    grid = rng.integers(0, 16, (1, 2, 3, 16, 3)) / 16 * 1.5 - 0.75
+    pixels = np.concatenate([np.arange(-40.0, -4.0, 2.25), np.arange(length + 3.0, length + 40, 2.25)])[:16]
+    edge = np.where(pixels < 0, 0, length - 1)
+    normalise = (lambda p: 2 * p / (length - 1) - 1) if align else (lambda p: (2 * p + 1) / length - 1)
+    far, at_edge = grid.copy(), grid.copy()
+    far[..., axis] = normalise(pixels)
+    at_edge[..., axis] = normalise(edge)
+    expected = run_onnx_reference(x, at_edge, "cubic", "border", align)
+    got = sample(x.astype(dtype), far.astype(dtype), "cubic", "border", align, threads=2)
+    np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
+
+
+@DTYPES
 @pytest.mark.parametrize("coordinate", [1e5, -1e5, 7.5])
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_3d_cubic_reflection_far_outside_reads_nothing(axis, coordinate, dtype):
