@@ -576,19 +576,19 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
         Py_ssize_t channels, Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align,
         Py_ssize_t* fallback) {
     const Py_ssize_t pitch = dims[2] + 3, pitches[3] = {(dims[1] + 3) * pitch, pitch, 1};
-    const Py_ssize_t plane_bytes = pitches[0] * LANES * (Py_ssize_t)sizeof(FT), row_bytes = pitch * LANES * (Py_ssize_t)sizeof(FT);
+    const Py_ssize_t pixel = LANES * (Py_ssize_t)sizeof(FT), plane_bytes = pitches[0] * pixel;
     int pix[2][3][4][LANES], j, lane, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask;
     Py_ssize_t p, m, c, nf = 0, ox[4], oy[4];
     const char* planes[4];
     /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel (0, 0, 0) */
-    const char* bytes = (const char*)s + (padding == 0 ? 0 : (3 * (pitches[0] + pitch + 1)) * LANES * (Py_ssize_t)sizeof(FT));
+    const char* bytes = (const char*)s + (padding == 0 ? 0 : 3 * (pitches[0] + pitch + 1) * pixel);
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
     for (j = 0; j < 4; j++) {  /* zeros padding: the rows and pixels of a point's taps */
-        oy[j] = j * row_bytes;
-        ox[j] = j * LANES * (Py_ssize_t)sizeof(FT);
+        oy[j] = j * pitch * pixel;
+        ox[j] = j * pixel;
     }
     if (n > 0)
         SFX(irgrid_cubic3d_block)(g, 0, n < LANES ? n : LANES, dims, pitches, padding, align, pix[0], wt[0], fallback,
