@@ -59,25 +59,26 @@ nearest (one load per point: the copy weighs more) 0.43-0.82 with 16 channels, 0
 up to 1.7 with 4, hence its own threshold. Absolute, 2 threads, smooth grid: bicubic 5.1 ms (gather
 path 15.5), trilinear 6.8 ms (14.5). 3-D cubic (Zen 4, X 1x16x32x64x64, 2 threads): 27 ms on the
 scalar path, 10-13 ms on this generic run (random grid 42 and 13-16 ms).
-3-D cubic has a run of its own (irgrid_cubic3d_run) wherever its row scratch fits INTERLEAVE_MAX_BYTES
-(`rows_layout`): each row of W pixels follows 3 zero pixels, each plane 3 zero rows and the volume 3
-zero planes, with 4 after it, so a point's 64 taps are 4 plane, 4 row and 4 pixel offsets (a dropped
-one at zeros) with their weights: a row's x taps are summed with the x weights in registers, a
-plane's rows with the y weights, the planes with the z weights. With zeros padding the offsets are
-one per point, its first tap's, the others at constant strides from it (simd_gather_body.h). Its sums
-differ from the generic run's by rounding only. Measured (prepared plans, fastest of alternating processes, 1 and 2 threads):
-0.73-0.82x the generic run's time on smooth grids, 0.83-0.92x on random ones (the benchmark's medians
-0.93x and 0.97x, two runs apart), with 16 row offsets and z*y weights per point; per-dim offsets and
-weights then took 0.86-0.88x that on smooth grids and a constant one, 0.95-0.99x on random ones
-(benchmarks/README.md, "Tricubic's taps per dim"). On a scattered grid (a uniformly random one) its
-points are taken tile by tile (binning.pxd, `binned_span`): 0.71-0.74x the time (2 threads), then
-0.92-0.98x that with chunks of 32768 points in 1-row tiles, then 0.95x that (1 and 2 threads) with
-each chunk sorted once for all channel groups (`sort_chunk`) instead of once per group. One offset
-per point with zeros padding took 0.85-0.89x the time on smooth and random grids (2 threads, paired;
-benchmarks/README.md, "Tricubic's taps as one offset per point"). The generic
-run stays in irgrid_interleaved_sample for volumes whose row scratch does not fit: dropping its 3-D
-cubic case from that function made 3-D trilinear random 1.13-1.29x slower, with no change to its code
-(benchmarks/README.md, "Where the stack lies").
+3-D cubic has a run of its own (irgrid_cubic3d_run) wherever its row scratch fits
+INTERLEAVE_MAX_BYTES (`rows_layout`): each row of W pixels follows 3 zero pixels, each plane 3 zero
+rows and the volume 3 zero planes, with 4 after it, so a point's 64 taps are 4 plane, 4 row and 4
+pixel offsets (a dropped one at zeros) with their weights: a row's x taps are summed with the x
+weights in registers, a plane's rows with the y weights, the planes with the z weights. With zeros
+padding the offsets are one per point, its first tap's, the others at constant strides from it
+(simd_gather_body.h). Its sums differ from the generic run's by rounding only. Measured (prepared
+plans, fastest of alternating processes, 1 and 2 threads): 0.73-0.82x the generic run's time on
+smooth grids, 0.83-0.92x on random ones (the benchmark's medians 0.93x and 0.97x, two runs apart),
+with 16 row offsets and z*y weights per point; per-dim offsets and weights then took 0.86-0.88x that
+on smooth grids and a constant one, 0.95-0.99x on random ones (benchmarks/README.md, "Tricubic's
+taps per dim"). On a scattered grid (a uniformly random one) its points are taken tile by tile
+(binning.pxd, `binned_span`): 0.71-0.74x the time (2 threads), then 0.92-0.98x that with chunks of
+32768 points in 1-row tiles, then 0.95x that (1 and 2 threads) with each chunk sorted once for all
+channel groups (`sort_chunk`) instead of once per group. One offset per point with zeros padding
+took 0.85-0.89x the time on smooth and random grids (2 threads, paired; benchmarks/README.md,
+"Tricubic's taps as one offset per point"). The generic run stays in irgrid_interleaved_sample for
+volumes whose row scratch does not fit: dropping its 3-D cubic case from that function made 3-D
+trilinear random 1.13-1.29x slower, with no change to its code (benchmarks/README.md, "Where the
+stack lies").
 """
 import math
 

@@ -238,8 +238,8 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
 }
 
 /* The coordinates of points [p, p + m) (m <= LANES; the other lanes at 0) by dim into gk, in the
-   grid's order (innermost dim first); coords is the caller's buffer for partial blocks (declared in
-   irgrid_lane_taps, as before this helper, irgrid_interleaved_sample compiles as before). */
+   grid's order (innermost dim first); coords: the caller's buffer for a partial block (a buffer of
+   this function's own changed irgrid_interleaved_sample's stack frame, and 3-D trilinear's speed). */
 IRGRID_AVX2_INLINE void SFX(irgrid_lane_coords)(const FT* g, Py_ssize_t p, Py_ssize_t m, Py_ssize_t rank, VF* gk,
                                                FT (*coords)[LANES]) {
     Py_ssize_t k, lane;
@@ -287,19 +287,14 @@ IRGRID_AVX2_INLINE void SFX(irgrid_lane_taps)(const FT* g, Py_ssize_t p, Py_ssiz
         SFX(irgrid_dim)* d, Py_ssize_t* fallback, Py_ssize_t* nf) {
     FT coords[3][LANES];
     VF bad = ZERO(), gk[3];
-    Py_ssize_t k, lane;
-    int bits, taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
+    Py_ssize_t k;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     SFX(irgrid_lane_coords)(g, p, m, rank, gk, coords);
     for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
         SFX(irgrid_dim_taps)(gk[rank - 1 - k], dims[k], strides[k], mode, padding, align, native, d + k, &bad);
-    bits = MOVEMASK(bad);
-    if (bits) {
-        for (lane = 0; lane < m; lane++)
-            if (bits >> lane & 1)
-                fallback[(*nf)++] = p + lane;
+    if (SFX(irgrid_record_fallback)(bad, p, m, fallback, nf))
         for (k = 0; k < taps; k++)
             d[0].ok[k] = ANDNOT(bad, d[0].ok[k]);
-    }
 }
 
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
