@@ -75,7 +75,14 @@ taps per dim"). On a scattered grid (a uniformly random one) its points are take
 32768 points in 1-row tiles, then 0.95x that (1 and 2 threads) with each chunk sorted once for all
 channel groups (`sort_chunk`) instead of once per group. One offset per point with zeros padding
 took 0.85-0.89x the time on smooth and random grids (2 threads, paired; benchmarks/README.md,
-"Tricubic's taps as one offset per point"). The generic run stays in irgrid_interleaved_sample for
+"Tricubic's taps as one offset per point"). Its row scratch takes the volume's planes as blocks of
+points need them (`hold_planes`), not all before the first: a smooth warp's planes are copied just
+before they are read, and the two threads' copies no longer all come at once; a warp that reads part
+of the volume copies only that part. 2 threads, paired: 0.77-0.85x the time on the benchmark's
+smooth grid in noisy minutes, 0.96-1.0x in calm ones; a grid reading the central quarter 0.95-0.98x,
+a constant one 0.90-0.94x; random grids (every plane read by the first chunk) unchanged. The generic
+layouts copied by slices this way took 1.06-1.16x on 2-D smooth grids (benchmarks/README.md, "Slices
+on demand for the generic scratch"), so they copy the whole plane first. The generic run stays in irgrid_interleaved_sample for
 volumes whose row scratch does not fit: dropping its 3-D cubic case from that function made 3-D
 trilinear random 1.13-1.29x slower, with no change to its code (benchmarks/README.md, "Where the
 stack lies").
@@ -88,7 +95,7 @@ cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from cython cimport floating
 from libc.limits cimport INT_MAX
-from libc.math cimport NAN
+from libc.math cimport INFINITY, NAN, floor
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcmp
@@ -123,10 +130,12 @@ cdef extern from "simd_gather.h":
                                float* s) noexcept nogil
     void irgrid_interleave_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
                                double* s) noexcept nogil
+    void irgrid_rows_padding_f32(const Py_ssize_t* dims, float* s) noexcept nogil
+    void irgrid_rows_padding_f64(const Py_ssize_t* dims, double* s) noexcept nogil
     void irgrid_interleave_rows_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride, const Py_ssize_t* dims,
-                                    float* s) noexcept nogil
+                                    Py_ssize_t z0, Py_ssize_t z1, float* s) noexcept nogil
     void irgrid_interleave_rows_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, const Py_ssize_t* dims,
-                                    double* s) noexcept nogil
+                                    Py_ssize_t z0, Py_ssize_t z1, double* s) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
                                              Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
@@ -305,19 +314,28 @@ cdef void sample_block(const floating* x, const floating* coords, floating* y, P
     apply_taps(x, y, channels, plane, points, max_taps, batch_index, start, n, tap_off, tap_w, tap_n)
 
 
+cdef struct Held:
+    Py_ssize_t key  # the channel group a thread's scratch holds (its unit // spans; -1: none yet)
+    Py_ssize_t lo, hi  # a row scratch's planes [lo, hi) copied in so far (hold_planes)
+
+
 cdef void simd_block(const floating* x, const floating* coords, floating* y, Py_ssize_t channels,
                      Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, Py_ssize_t plane,
                      Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
                      bint affine, const Py_ssize_t* extents, const floating* starts, const floating* steps,
                      Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t c0,
-                     Py_ssize_t c1, const floating* scratch) noexcept nogil:
+                     Py_ssize_t c1, floating* scratch, Held* held) noexcept nogil:
     """Output points [start, stop) (at most SIMD_BLOCK) of channels [c0, c1) of batch item
-    `batch_index`, as sample_block but with simd_gather.h's vector kernel (`simd_points`)."""
+    `batch_index`, as sample_block but with simd_gather.h's vector kernel (`simd_points`); with
+    `held`, over a row scratch that first takes the planes these points read (hold_planes)."""
     cdef floating g_affine[SIMD_BLOCK * AFFINE_MAX_RANK]
     cdef const floating* g = coords + (batch_index * points + start) * rank
     if affine:
         affine_points(coords + batch_index * rank * (rank + 1), g_affine, rank, extents, starts, steps, start, stop)
         g = g_affine
+    if held != NULL:
+        hold_planes(x + (batch_index * channels + c0) * plane, c1 - c0, plane, dims, g, stop - start, padding,
+                    align_corners, scratch, held)
     simd_points(x + (batch_index * channels + c0) * plane, g, y + (batch_index * channels + c0) * points + start,
                 points, False, stop - start, c1 - c0, rank, dims, strides, plane, max_taps, mode, padding,
                 align_corners, scratch)
@@ -391,12 +409,12 @@ cdef void simd_span(const floating* x, const floating* coords, floating* y, Py_s
                     Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
                     bint affine, const Py_ssize_t* extents, const floating* starts, const floating* steps,
                     Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t c0, Py_ssize_t c1,
-                    const floating* scratch) noexcept nogil:
+                    floating* scratch, Held* held) noexcept nogil:
     """Points [start, stop) of channels [c0, c1) of one batch item, simd_block by simd_block."""
     while start < stop:
         simd_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
                    align_corners, affine, extents, starts, steps, batch_index, start, min(start + SIMD_BLOCK, stop),
-                   c0, c1, scratch)
+                   c0, c1, scratch, held)
         start += SIMD_BLOCK
 
 
@@ -410,7 +428,7 @@ cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_
     cdef Py_ssize_t c0 = rest // spans * group, p0 = rest % spans * span
     cdef Py_ssize_t c1 = min(c0 + group, channels), p1 = min(p0 + span, points)
     simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
-              affine, extents, starts, steps, b, p0, p1, c0, c1, NULL)
+              affine, extents, starts, steps, b, p0, p1, c0, c1, NULL, NULL)
 
 
 cdef inline Py_ssize_t row_pixels(const Py_ssize_t* dims) noexcept nogil:
@@ -448,33 +466,84 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
                           Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
                           bint affine, const Py_ssize_t* extents, const floating* starts, const floating* steps,
                           Py_ssize_t unit, Py_ssize_t lanes, Py_ssize_t groups, Py_ssize_t first,
-                          Py_ssize_t last, Py_ssize_t span, Py_ssize_t spans, floating* scratch, Py_ssize_t* held,
+                          Py_ssize_t last, Py_ssize_t span, Py_ssize_t spans, floating* scratch, Held* held,
                           const Bins* bins, int thread) noexcept nogil:
     """Points of span `unit % spans` (of points [first, last)) of channel group `unit // spans` (of
-    `lanes` channels) over scratch, which holds group `held[0]` interleaved (copied in first if it is
-    another); through `bins` (binned_span, as `thread`) where given."""
+    `lanes` channels) over scratch, which holds group `held.key` interleaved (copied in first if it is
+    another; a row scratch takes its planes as points need them, hold_planes); through `bins`
+    (binned_span, as `thread`) where given."""
     cdef Py_ssize_t key = unit // spans, b = key // groups
     cdef Py_ssize_t c0 = key % groups * lanes, p0 = first + unit % spans * span
     cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, last)
+    cdef bint rows = rows_layout(rank, mode, dims)
     if p0 >= p1:
         return
-    if held[0] != key:
-        if rows_layout(rank, mode, dims):
+    if held.key != key:
+        if rows:
             if floating is float:
-                irgrid_interleave_rows_f32(x + (b * channels + c0) * plane, c1 - c0, plane, dims, scratch)
+                irgrid_rows_padding_f32(dims, scratch)
             else:
-                irgrid_interleave_rows_f64(x + (b * channels + c0) * plane, c1 - c0, plane, dims, scratch)
+                irgrid_rows_padding_f64(dims, scratch)
         elif floating is float:
             irgrid_interleave_f32(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch)
         else:
             irgrid_interleave_f64(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch)
-        held[0] = key
+        held.key, held.lo, held.hi = key, 0, 0
     if bins != NULL:
         binned_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
-                    b, p0, p1, c0, c1, scratch, bins, thread)
+                    b, p0, p1, c0, c1, scratch, held, bins, thread)
     else:
         simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
-                  affine, extents, starts, steps, b, p0, p1, c0, c1, scratch)
+                  affine, extents, starts, steps, b, p0, p1, c0, c1, scratch, held if rows else NULL)
+
+
+cdef void hold_planes(const floating* xb, Py_ssize_t channels, Py_ssize_t plane, const Py_ssize_t* dims,
+                      const floating* g, Py_ssize_t n, int padding, bint align_corners, floating* scratch,
+                      Held* held) noexcept nogil:
+    """Copies into 3-D cubic's row scratch the planes of xb (`channels` of them) that points g[0, n) may
+    read and it lacks, keeping its planes one run [held.lo, held.hi). A smooth warp's points read a few
+    planes at a time, so each plane is copied just before the points that read it, while it is in L2,
+    instead of the whole volume first; a warp that reads part of the volume copies only that part.
+    From the points' least and greatest depth coordinate (NaN skipped; clamped to +-4, beyond which no
+    tap changes) the planes from the first tap's (floor - 1) to the last one's (floor + 2), one more on
+    each side because the kernel computes coordinates in its own precision (its floor may be one off
+    at an integer), and one more after: taps past a plane's last row or pixel read the next plane's
+    leading zero rows, which come with it. Reflection padding that would fold a tap: every plane."""
+    cdef floating v, g_lo = INFINITY, g_hi = -INFINITY
+    cdef double z_lo, z_hi, depth = dims[0]
+    cdef Py_ssize_t i, a, b
+    if held.lo == 0 and held.hi == dims[0]:
+        return
+    for i in range(n):
+        v = g[i * 3 + 2]
+        g_lo = v if v < g_lo else g_lo
+        g_hi = v if v > g_hi else g_hi
+    if not g_lo <= g_hi:  # every depth NaN: the scalar path takes these points
+        return
+    g_lo, g_hi = max(g_lo, -4), min(g_hi, 4)
+    z_lo = (g_lo + 1) / 2 * (depth - 1) if align_corners else ((g_lo + 1) * depth - 1) / 2
+    z_hi = (g_hi + 1) / 2 * (depth - 1) if align_corners else ((g_hi + 1) * depth - 1) / 2
+    if padding == PAD_REFLECTION and (z_lo < 0 or z_hi > depth - 1):
+        a, b = 0, dims[0]
+    else:
+        a = <Py_ssize_t>min(max(floor(z_lo) - 2, 0), depth - 1)
+        b = <Py_ssize_t>min(max(floor(z_hi) + 5, 1), depth)
+    if held.lo == held.hi:
+        held.lo = held.hi = a
+    if a < held.lo:
+        copy_planes(xb, channels, plane, dims, a, held.lo, scratch)
+        held.lo = a
+    if b > held.hi:
+        copy_planes(xb, channels, plane, dims, held.hi, b, scratch)
+        held.hi = b
+
+
+cdef inline void copy_planes(const floating* xb, Py_ssize_t channels, Py_ssize_t plane, const Py_ssize_t* dims,
+                             Py_ssize_t z0, Py_ssize_t z1, floating* scratch) noexcept nogil:
+    if floating is float:
+        irgrid_interleave_rows_f32(xb, channels, plane, dims, z0, z1, scratch)
+    else:
+        irgrid_interleave_rows_f64(xb, channels, plane, dims, z0, z1, scratch)
 
 
 # 3-D cubic's binning of a segment of one batch item's points, [first, last), at a time (binning.pxd):
@@ -541,7 +610,7 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
                       Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, Py_ssize_t plane,
                       Py_ssize_t points, Py_ssize_t max_taps, int mode, int padding, bint align_corners,
                       Py_ssize_t batch_index, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t c0, Py_ssize_t c1,
-                      const floating* scratch, const Bins* bins, int thread) noexcept nogil:
+                      floating* scratch, Held* held, const Bins* bins, int thread) noexcept nogil:
     """simd_span for 3-D cubic over its row scratch on a grid (not a fused AffineGrid), chunk by chunk
     of bins' segment (start a chunk boundary): a sorted chunk is sampled in tile order into the
     thread's bins.out, then put back; the others as simd_span does."""
@@ -555,6 +624,8 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
         if bins.sorted[(start - bins.first) // bins.chunk]:
             gb = <const floating*>bins.coords + (start - bins.first) * rank
             for s in range((n + SIMD_BLOCK - 1) // SIMD_BLOCK):
+                hold_planes(xb, c1 - c0, plane, dims, gb + s * SIMD_BLOCK * rank, min(SIMD_BLOCK, n - s * SIMD_BLOCK),
+                            padding, align_corners, scratch, held)
                 simd_points(xb, gb + s * SIMD_BLOCK * rank, out + s * SIMD_BLOCK * lanes, 1, True,
                             min(SIMD_BLOCK, n - s * SIMD_BLOCK), c1 - c0, rank, dims, strides, plane, max_taps, mode,
                             padding, align_corners, scratch)
@@ -564,7 +635,7 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
                 irgrid_unbin_f64(out, bins.slot + (start - bins.first), n, c1 - c0, yb + start, points)
         else:
             simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
-                      align_corners, False, NULL, NULL, NULL, batch_index, start, start + n, c0, c1, scratch)
+                      align_corners, False, NULL, NULL, NULL, batch_index, start, start + n, c0, c1, scratch, held)
         start += n
 
 
@@ -589,7 +660,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     cdef Bins* bins = NULL
     cdef char* memory
     cdef floating* scratch
-    cdef Py_ssize_t* held
+    cdef Held* held
     cdef int t
     if bin_policy and not affine and rows_layout(rank, mode, dims):
         binning.n_tiles = tiling(rank, dims, align_corners, BIN_CAPACITY, binning.tiles, binning.scale,
@@ -610,14 +681,14 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
         bin_bytes = bins_init(bins, NULL, segment, rank, lanes, sizeof(floating), num_threads)
     # the threads' scratches and held groups, then the Bins' buffers (64-byte aligned): the scratches
     # lie as they do without binning
-    head = round64(num_threads * (scratch_items * sizeof(floating) + sizeof(Py_ssize_t)))
+    head = round64(num_threads * (scratch_items * sizeof(floating) + sizeof(Held)))
     memory = <char*>malloc(head + bin_bytes + 64)
     if memory == NULL:
         raise MemoryError()
     scratch = <floating*>((<uintptr_t>memory + 63) & ~(<uintptr_t>63))
-    held = <Py_ssize_t*>(scratch + num_threads * scratch_items)
+    held = <Held*>(scratch + num_threads * scratch_items)
     for t in range(num_threads):
-        held[t] = -1
+        held[t].key = -1
     if bins != NULL:
         bins_init(bins, <char*>scratch + head, segment, rank, lanes, sizeof(floating), num_threads)
     try:

@@ -461,25 +461,32 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
    taps (irgrid_cubic3d_taps) are 4 plane, 4 row and 4 pixel offsets per point.
    sampling.pyx takes this run wherever that scratch fits (`rows_layout`), the generic one elsewhere. */
 
-/* The group's planes (x + c * x_cstride, dims D, H, W) into s with the zero padding above:
-   (D + 7) * (H + 3) * (W + 3) pixels. */
+/* The zero planes of that scratch (dims D, H, W of (D + 7) * (H + 3) * (W + 3) pixels): the 3 before
+   the volume's planes and the 4 after them. */
+static IRGRID_AVX2 void SFX(irgrid_rows_padding)(const Py_ssize_t* dims, FT* s) {
+    const Py_ssize_t plane_pitch = (dims[1] + 3) * (dims[2] + 3) * LANES;
+    memset(s, 0, (size_t)(3 * plane_pitch) * sizeof(FT));
+    memset(s + (dims[0] + 3) * plane_pitch, 0, (size_t)(4 * plane_pitch) * sizeof(FT));
+}
+
+/* Planes [z0, z1) of the group's planes (x + c * x_cstride, dims D, H, W) into s with the zero rows
+   and pixels before their rows (irgrid_rows_padding zeroes the planes around them). */
 static IRGRID_AVX2 void SFX(irgrid_interleave_rows)(const FT* x, Py_ssize_t channels, Py_ssize_t x_cstride,
-                                                    const Py_ssize_t* dims, FT* s) {
+                                                    const Py_ssize_t* dims, Py_ssize_t z0, Py_ssize_t z1, FT* s) {
     const Py_ssize_t width = dims[2], pitch = (width + 3) * LANES, plane_pitch = (dims[1] + 3) * pitch;
     Py_ssize_t z, r, j;
     FT* row;
-    memset(s, 0, (size_t)(3 * plane_pitch) * sizeof(FT));
-    for (z = 0; z < dims[0]; z++) {
+    for (z = z0; z < z1; z++) {
         memset(s + (z + 3) * plane_pitch, 0, (size_t)(3 * pitch) * sizeof(FT));
         for (r = 0; r < dims[1]; r++) {
             row = s + (z + 3) * plane_pitch + (r + 3) * pitch;
             for (j = 0; j < 3; j++)
                 STOREU(row + j * LANES, ZERO());
-            /* its W pixels, then a zero pixel: the next row's first, which is zero anyway */
+            /* its W pixels, then a zero pixel: the next row's first (or the next plane's first zero
+               row's), which is zero anyway */
             SFX(irgrid_interleave)(x + (z * dims[1] + r) * width, channels, x_cstride, width, row + 3 * LANES);
         }
     }
-    memset(s + (dims[0] + 3) * plane_pitch, 0, (size_t)(4 * plane_pitch) * sizeof(FT));
 }
 
 /* The taps of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run with border or reflection

@@ -18,7 +18,7 @@ import pytest
 
 import irgrid
 from irgrid._kernels import sampling
-from irgrid.ops.grid_sample import sample
+from irgrid.ops.grid_sample import sample, sample_plan
 from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
 from test_grid_sample_edge_cases import run_ort
 from test_grid_sample_oracles import run_onnx_reference
@@ -309,6 +309,70 @@ def test_3d_cubic_binned_segments_bitwise_identical():
         sampling.use_binning(was)
     assert binned[0].tobytes() == plain.tobytes()
     assert binned[1].tobytes() == plain.tobytes()
+
+
+# Bands of pixel coordinates along the outermost spatial dim (16 pixels: rows in 2-D, planes in 3-D) of
+# consecutive blocks of 1024 points (sampling.pyx's SIMD_BLOCK): down, up, back inside, outside below
+# and above, NaN, and special values among ordinary ones.
+SLICE_BANDS = ((9, 11), (1, 3), (13, 15.9), (5, 8), (-3.5, -1), (16.5, 18), (np.nan, np.nan), (6, 7))
+
+
+@pytest.mark.parametrize("rank,mode,binning", [(2, "nearest", "never"), (2, "linear", "never"),
+                                               (2, "cubic", "never"), (3, "nearest", "never"),
+                                               (3, "linear", "never"), (3, "cubic", "never"),
+                                               (3, "cubic", "always")])
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("align", [False, True])
+def test_scratch_holds_what_each_block_reads(rank, mode, binning, padding, align):
+    """3-D cubic's row scratch takes the planes each block of points reads just before it (sampling.pyx's
+    hold_planes; the other layouts copy the whole plane in first), so every block must find its slices
+    of the outermost spatial dim whichever way its coordinates move: a scratch first filled from
+    other data (the same plan's previous call), then blocks in the bands above, the last with special
+    coordinates among its points; 1 and 2 threads (two channel groups, one per thread, in spans); 3-D
+    cubic also binned (in tile order, depth ascending). Against onnxruntime (onnx.reference for 3-D cubic) on 12 points of each block (on
+    their own: a point's output depends only on its coordinates; cubic with border only where the
+    oracle's clamping of the coordinate agrees with irgrid's clamping of each tap, inside the
+    plane) and against the scalar path on every point."""
+    rng = _rng("slices", rank, mode, binning, padding, align)
+    dims = (16, 5, 6)[:rank] if rank == 3 else (16, 6)
+    step = oracle_step(rank, mode)
+    x = rng.uniform(-1, 1, (1, 9, *dims))
+    grid = rng.uniform(-1.1, 1.1, (len(SLICE_BANDS), 1024, rank))
+    for band, (low, high) in zip(grid, SLICE_BANDS):
+        z = rng.uniform(low, high, len(band)) if low == low else np.full(len(band), np.nan)
+        band[:, -1] = 2 * z / (dims[0] - 1) - 1 if align else (2 * z + 1) / dims[0] - 1
+    grid = np.round(grid * step) / step
+    last = grid[-1].reshape(-1)
+    last[rng.choice(last.size, 60, replace=False)] = rng.choice(SPECIALS, 60)
+    sizes = np.array(dims[::-1], float)  # the grid lists the innermost dim first
+    pixel = (grid + 1) / 2 * (sizes - 1) if align else ((grid + 1) * sizes - 1) / 2
+    fine = np.isfinite(grid).all(-1) & (np.abs(grid) < 4).all(-1)
+    if padding == "border" and mode == "cubic":
+        fine &= ((pixel >= 0) & (pixel <= sizes - 1)).all(-1)
+    chosen = np.concatenate([b * 1024 + rng.choice(np.flatnonzero(f), min(12, f.sum()), replace=False)
+                             for b, f in enumerate(fine)])
+    grid = grid.reshape(1, len(SLICE_BANDS), 1024, *(1,) * (rank - 2), rank)
+    subset = grid.reshape(-1, rank)[chosen].reshape(1, -1, *(1,) * (rank - 1), rank)
+    oracle = run_onnx_reference if (rank, mode) == (3, "cubic") else run_ort
+    expected = oracle(x, subset, mode, padding, align).reshape(1, 9, -1)
+    for dtype in (np.float32, np.float64):
+        plan = sample_plan(x.shape, grid.shape, dtype, mode, padding, align)
+        outputs = []
+        was = sampling.use_binning(binning)
+        try:
+            for threads in (1, 2):
+                plan(rng.uniform(-9, 9, x.shape).astype(dtype), grid.astype(dtype), None, threads)
+                outputs.append(plan(x.astype(dtype), grid.astype(dtype), None, threads))
+        finally:
+            sampling.use_binning(was)
+        assert outputs[0].tobytes() == outputs[1].tobytes()
+        np.testing.assert_allclose(outputs[0].reshape(1, 9, -1)[..., chosen], expected, **TOLERANCES[dtype])
+        sampling.use_simd(False)
+        try:
+            scalar = sample(x.astype(dtype), grid.astype(dtype), mode, padding, align, 1)
+        finally:
+            sampling.use_simd(True)
+        np.testing.assert_allclose(outputs[0], scalar, **TOLERANCES[dtype])
 
 
 def test_binning_policy_round_trip():
