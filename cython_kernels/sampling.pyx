@@ -78,9 +78,10 @@ took 0.85-0.89x the time on smooth and random grids (2 threads, paired; benchmar
 "Tricubic's taps as one offset per point"). Its row scratch takes the volume's planes as blocks of
 points need them (`hold_planes`), not all before the first: a smooth warp's planes are copied just
 before they are read, and the two threads' copies no longer all come at once; a warp that reads part
-of the volume copies only that part. 2 threads, paired: 0.77-0.85x the time on the benchmark's
-smooth grid in noisy minutes, 0.96-1.0x in calm ones; a grid reading the central quarter 0.95-0.98x,
-a constant one 0.90-0.94x; random grids (every plane read by the first chunk) unchanged. The generic
+of the volume copies only that part. 2 threads, paired in one process: 0.77-0.85x the time on the
+benchmark's smooth grid in noisy minutes, 0.96-1.01x in calm ones (0.97-1.05x in alternating
+processes); a grid reading the central quarter 0.95-0.98x, a constant one 0.90-0.94x; random grids
+(every plane read by the first chunk) unchanged. The generic
 layouts copied by slices this way took 1.06-1.16x on 2-D smooth grids (benchmarks/README.md, "Slices
 on demand for the generic scratch"), so they copy the whole plane first. The generic run stays in irgrid_interleaved_sample for
 volumes whose row scratch does not fit: dropping its 3-D cubic case from that function made 3-D
@@ -95,7 +96,7 @@ cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from cython cimport floating
 from libc.limits cimport INT_MAX
-from libc.math cimport INFINITY, NAN, floor
+from libc.math cimport NAN, floor
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcmp
@@ -132,6 +133,8 @@ cdef extern from "simd_gather.h":
                                double* s) noexcept nogil
     void irgrid_rows_padding_f32(const Py_ssize_t* dims, float* s) noexcept nogil
     void irgrid_rows_padding_f64(const Py_ssize_t* dims, double* s) noexcept nogil
+    void irgrid_depth_range_f32(const float* g, Py_ssize_t n, float* lo, float* hi) noexcept nogil
+    void irgrid_depth_range_f64(const double* g, Py_ssize_t n, double* lo, double* hi) noexcept nogil
     void irgrid_interleave_rows_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride, const Py_ssize_t* dims,
                                     Py_ssize_t z0, Py_ssize_t z1, float* s) noexcept nogil
     void irgrid_interleave_rows_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, const Py_ssize_t* dims,
@@ -504,20 +507,20 @@ cdef void hold_planes(const floating* xb, Py_ssize_t channels, Py_ssize_t plane,
     read and it lacks, keeping its planes one run [held.lo, held.hi). A smooth warp's points read a few
     planes at a time, so each plane is copied just before the points that read it, while it is in L2,
     instead of the whole volume first; a warp that reads part of the volume copies only that part.
-    From the points' least and greatest depth coordinate (NaN skipped; clamped to +-4, beyond which no
-    tap changes) the planes from the first tap's (floor - 1) to the last one's (floor + 2), one more on
+    From the points' least and greatest depth coordinate (irgrid_depth_range, NaN skipped; clamped to
+    +-4, beyond which no tap changes) the planes from the first tap's (floor - 1) to the last one's (floor + 2), one more on
     each side because the kernel computes coordinates in its own precision (its floor may be one off
     at an integer), and one more after: taps past a plane's last row or pixel read the next plane's
     leading zero rows, which come with it. Reflection padding that would fold a tap: every plane."""
-    cdef floating v, g_lo = INFINITY, g_hi = -INFINITY
+    cdef floating g_lo, g_hi
     cdef double z_lo, z_hi, depth = dims[0]
-    cdef Py_ssize_t i, a, b
+    cdef Py_ssize_t a, b
     if held.lo == 0 and held.hi == dims[0]:
         return
-    for i in range(n):
-        v = g[i * 3 + 2]
-        g_lo = v if v < g_lo else g_lo
-        g_hi = v if v > g_hi else g_hi
+    if floating is float:
+        irgrid_depth_range_f32(g, n, &g_lo, &g_hi)
+    else:
+        irgrid_depth_range_f64(g, n, &g_lo, &g_hi)
     if not g_lo <= g_hi:  # every depth NaN: the scalar path takes these points
         return
     g_lo, g_hi = max(g_lo, -4), min(g_hi, 4)

@@ -207,9 +207,11 @@ static void irgrid_interleave_f32(const float* x, Py_ssize_t channels, Py_ssize_
 static void irgrid_interleave_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
         double* s) {}
 static void irgrid_rows_padding_f32(const Py_ssize_t* dims, float* s) {}
+static void irgrid_depth_range_f32(const float* g, Py_ssize_t n, float* lo, float* hi) {}
 static void irgrid_interleave_rows_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride,
         const Py_ssize_t* dims, Py_ssize_t z0, Py_ssize_t z1, float* s) {}
 static void irgrid_rows_padding_f64(const Py_ssize_t* dims, double* s) {}
+static void irgrid_depth_range_f64(const double* g, Py_ssize_t n, double* lo, double* hi) {}
 static void irgrid_interleave_rows_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride,
         const Py_ssize_t* dims, Py_ssize_t z0, Py_ssize_t z1, double* s) {}
 static Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,

@@ -489,6 +489,40 @@ static IRGRID_AVX2 void SFX(irgrid_interleave_rows)(const FT* x, Py_ssize_t chan
     }
 }
 
+/* The least and greatest depth (the third coordinate) of 3-D points [0, n) of g into *lo and *hi, NaN
+   skipped (a vector minimum or maximum with NaN first keeps the other operand; +-inf if all are NaN):
+   sampling.pyx's hold_planes, before each block of points. Three vectors hold LANES points, a depth
+   at every third float. */
+static IRGRID_AVX2 void SFX(irgrid_depth_range)(const FT* g, Py_ssize_t n, FT* lo, FT* hi) {
+    VF low[3], high[3];
+    FT lows[3 * LANES], highs[3 * LANES], least = (FT)INFINITY, most = (FT)-INFINITY, v;
+    Py_ssize_t p = 0, i;
+    for (i = 0; i < 3; i++) {
+        low[i] = SET1(least);
+        high[i] = SET1(most);
+    }
+    for (; p + LANES <= n; p += LANES)
+        for (i = 0; i < 3; i++) {
+            low[i] = VMIN(LOADU(g + p * 3 + i * LANES), low[i]);
+            high[i] = VMAX(LOADU(g + p * 3 + i * LANES), high[i]);
+        }
+    for (i = 0; i < 3; i++) {
+        STOREU(lows + i * LANES, low[i]);
+        STOREU(highs + i * LANES, high[i]);
+    }
+    for (i = 2; i < 3 * LANES; i += 3) {
+        least = lows[i] < least ? lows[i] : least;
+        most = highs[i] > most ? highs[i] : most;
+    }
+    for (; p < n; p++) {
+        v = g[p * 3 + 2];
+        least = v < least ? v : least;
+        most = v > most ? v : most;
+    }
+    *lo = least;
+    *hi = most;
+}
+
 /* The taps of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run with border or reflection
    padding: per dim (z, y, x) 4 byte offsets from the scratch's pixel (0, 0, 0) (dropped ones at that
    dim's index D, H or W, which is padding) and 4 weights; fallback as irgrid_simd_sample's (those

@@ -375,6 +375,27 @@ def test_scratch_holds_what_each_block_reads(rank, mode, binning, padding, align
         np.testing.assert_allclose(outputs[0], scalar, **TOLERANCES[dtype])
 
 
+@DTYPES
+@pytest.mark.parametrize("threads", [1, 2])
+def test_3d_cubic_partial_block_finds_its_planes(threads, dtype):
+    """A block's depths are scanned 8 (f32) or 4 (f64) points at a time, then the rest one by one
+    (simd_gather_body.h's irgrid_depth_range): a last block of 5 points, at 1 thread the only ones that
+    read the volume's top planes (a 24-plane volume; the 1024 points before them lie in planes 0-5,
+    their x and y near the far end of their dims, so that a scan of the wrong coordinate would miss
+    planes), after the same plan sampled other data, against onnx.reference."""
+    rng = _rng("cubic3d-partial-block", threads, dtype)
+    x = rng.uniform(-1, 1, (1, 9, 24, 5, 6))
+    grid = np.round(rng.uniform(0.5, 0.7, (1, 1029, 1, 1, 3)) * 16) / 16
+    grid[0, :1024, 0, 0, 2] = np.round(rng.uniform(-1, -0.6, 1024) * 16) / 16  # pixel coordinates -0.5 .. 4.3
+    grid[0, 1024:, 0, 0, 2] = np.array([0.75, 0.8125, 0.875, 0.9375, 0.875])  # 20.5 .. 22.75
+    chosen = np.r_[rng.choice(1024, 20, replace=False), 1024:1029]  # on their own, as in the test above
+    expected = run_onnx_reference(x, grid[:, chosen], "cubic", "zeros", False)
+    plan = sample_plan(x.shape, grid.shape, dtype, "cubic", "zeros", False)
+    plan(rng.uniform(-9, 9, x.shape).astype(dtype), grid.astype(dtype), None, threads)
+    got = plan(x.astype(dtype), grid.astype(dtype), None, threads)
+    np.testing.assert_allclose(got[:, :, chosen], expected, **TOLERANCES[dtype])
+
+
 def test_binning_policy_round_trip():
     assert sampling.use_binning("never") == "auto"
     assert sampling.use_binning("auto") == "never"
