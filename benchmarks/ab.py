@@ -48,9 +48,7 @@ from irgrid.ops.grid_sample import sample_plan
 patterns, threads, seconds = [p for p in sys.argv[2].split(",") if p], int(sys.argv[3]), float(sys.argv[4])
 clock = time.thread_time if threads == 1 else time.perf_counter
 result = {"irgrid": __import__("irgrid").__file__, "ms": {}}
-for case in bench._cases(False):
-    if case["kind"] != "grid_sample" or case["name"] == "grid_sample/tiny" or not bench._selected(case["name"], patterns):
-        continue
+for case in bench.kernel_cases(patterns):
     inputs = bench._inputs(case)
     x, grid = inputs["X"], inputs["grid"]
     plan = sample_plan(x.shape, grid.shape, x.dtype, bench._MODES[case["mode"]][1], "zeros", False)
@@ -100,8 +98,7 @@ def paired(builds: list[Path], patterns: str, threads: int, pairs: int) -> None:
           "median, and the median (quartiles) of its time over the first build's in the same pair")
     print(f"{'case':<40}" + "".join(f"{label:>12}" for label in labels) + "".join(
         f"{label + ' / ' + labels[0]:>26}" for label in labels[1:]))
-    cases = [c for c in bench._cases(False) if c["kind"] == "grid_sample" and c["name"] != "grid_sample/tiny"
-             and bench._selected(c["name"], [p for p in patterns.split(",") if p])]
+    cases = bench.kernel_cases([p for p in patterns.split(",") if p])
     for case in cases:
         inputs = bench._inputs(case)
         x, grid = inputs["X"], inputs["grid"]

@@ -735,6 +735,13 @@ def _selected(name: str, patterns: list[str]) -> bool:
     return not patterns or any(fnmatch.fnmatch(name, f"*{p}*") for p in patterns)
 
 
+def kernel_cases(patterns: list[str]) -> list[dict]:
+    """The GridSample cases whose kernel alone ab.py and stack_offsets.py time (every one but the tiny
+    case, whose time is the call's overhead), those `patterns` select."""
+    return [case for case in _cases(False) if case["kind"] == "grid_sample" and case["name"] != "grid_sample/tiny"
+            and _selected(case["name"], patterns)]
+
+
 def _named_cases(names, quick: bool, patterns: list[str], tmp_path: Path, tag: str):
     """(case, its IR written to tmp_path) for each of `names` that exists and `--cases` selects."""
     for name in names:

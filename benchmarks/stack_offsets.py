@@ -69,8 +69,7 @@ def main() -> None:
     parser.add_argument("--json", dest="json_path", help="also write the JSON results to this file")
     args = parser.parse_args()
     patterns = [p for p in args.cases.split(",") if p]
-    cases = [c for c in bench._cases(False) if c["kind"] == "grid_sample" and c["name"] != "grid_sample/tiny"
-             and bench._selected(c["name"], patterns)]
+    cases = bench.kernel_cases(patterns)
     if not cases:
         parser.error(f"--cases {args.cases!r} matches no GridSample case")
     depths = list(range(args.depths))
