@@ -81,10 +81,10 @@ before they are read, and the two threads' copies no longer all come at once; a 
 of the volume copies only that part. 2 threads, paired in one process: 0.77-0.85x the time on the
 benchmark's smooth grid in noisy minutes, 0.96-1.01x in calm ones (0.97-1.05x in alternating
 processes); a grid reading the central quarter 0.95-0.98x, a constant one 0.90-0.94x; random grids
-(every plane read by the first chunk) unchanged. The generic
-layouts copied by slices this way took 1.06-1.16x on 2-D smooth grids (benchmarks/README.md, "Slices
-on demand for the generic scratch"), so they copy the whole plane first. The generic run stays in irgrid_interleaved_sample for
-volumes whose row scratch does not fit: dropping its 3-D cubic case from that function made 3-D
+(every plane read by the first chunk) unchanged. The generic layouts copied by slices this way took
+1.06-1.16x on 2-D smooth grids (benchmarks/README.md, "Slices on demand for the generic scratch"), so
+they copy the whole plane first. The generic run stays in irgrid_interleaved_sample for volumes whose
+row scratch does not fit: dropping its 3-D cubic case from that function made 3-D
 trilinear random 1.13-1.29x slower, with no change to its code (benchmarks/README.md, "Where the
 stack lies").
 """
@@ -508,10 +508,11 @@ cdef void hold_planes(const floating* xb, Py_ssize_t channels, Py_ssize_t plane,
     planes at a time, so each plane is copied just before the points that read it, while it is in L2,
     instead of the whole volume first; a warp that reads part of the volume copies only that part.
     From the points' least and greatest depth coordinate (irgrid_depth_range, NaN skipped; clamped to
-    +-4, beyond which no tap changes) the planes from the first tap's (floor - 1) to the last one's (floor + 2), one more on
-    each side because the kernel computes coordinates in its own precision (its floor may be one off
-    at an integer), and one more after: taps past a plane's last row or pixel read the next plane's
-    leading zero rows, which come with it. Reflection padding that would fold a tap: every plane."""
+    +-4, beyond which no tap changes) the planes from the first tap's (floor - 1) to the last one's
+    (floor + 2), one more on each side because the kernel computes coordinates in its own precision
+    (its floor may be one off at an integer), and one more after: taps past a plane's last row or
+    pixel read the next plane's leading zero rows, which come with it. Reflection padding that would
+    fold a tap: every plane."""
     cdef floating g_lo, g_hi
     cdef double z_lo, z_hi, depth = dims[0]
     cdef Py_ssize_t a, b
@@ -617,7 +618,7 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
     """simd_span for 3-D cubic over its row scratch on a grid (not a fused AffineGrid), chunk by chunk
     of bins' segment (start a chunk boundary): a sorted chunk is sampled in tile order into the
     thread's bins.out, then put back; the others as simd_span does."""
-    cdef Py_ssize_t n, s, lanes = PIXEL_BYTES // sizeof(floating)
+    cdef Py_ssize_t n, s, m, lanes = PIXEL_BYTES // sizeof(floating)
     cdef const floating* gb
     cdef floating* out = <floating*>bins.out + thread * bins.out_stride
     cdef const floating* xb = x + (batch_index * channels + c0) * plane
@@ -627,11 +628,11 @@ cdef void binned_span(const floating* x, const floating* coords, floating* y, Py
         if bins.sorted[(start - bins.first) // bins.chunk]:
             gb = <const floating*>bins.coords + (start - bins.first) * rank
             for s in range((n + SIMD_BLOCK - 1) // SIMD_BLOCK):
-                hold_planes(xb, c1 - c0, plane, dims, gb + s * SIMD_BLOCK * rank, min(SIMD_BLOCK, n - s * SIMD_BLOCK),
-                            padding, align_corners, scratch, held)
-                simd_points(xb, gb + s * SIMD_BLOCK * rank, out + s * SIMD_BLOCK * lanes, 1, True,
-                            min(SIMD_BLOCK, n - s * SIMD_BLOCK), c1 - c0, rank, dims, strides, plane, max_taps, mode,
-                            padding, align_corners, scratch)
+                m = min(SIMD_BLOCK, n - s * SIMD_BLOCK)
+                hold_planes(xb, c1 - c0, plane, dims, gb + s * SIMD_BLOCK * rank, m, padding, align_corners, scratch,
+                            held)
+                simd_points(xb, gb + s * SIMD_BLOCK * rank, out + s * SIMD_BLOCK * lanes, 1, True, m, c1 - c0, rank,
+                            dims, strides, plane, max_taps, mode, padding, align_corners, scratch)
             if floating is float:
                 irgrid_unbin_f32(out, bins.slot + (start - bins.first), n, c1 - c0, yb + start, points)
             else:

@@ -329,12 +329,12 @@ def test_scratch_holds_what_each_block_reads(rank, mode, binning, padding, align
     of the outermost spatial dim whichever way its coordinates move: a scratch first filled from
     other data (the same plan's previous call), then blocks in the bands above, the last with special
     coordinates among its points; 1 and 2 threads (two channel groups, one per thread, in spans); 3-D
-    cubic also binned (in tile order, depth ascending). Against onnxruntime (onnx.reference for 3-D cubic) on 12 points of each block (on
-    their own: a point's output depends only on its coordinates; cubic with border only where the
-    oracle's clamping of the coordinate agrees with irgrid's clamping of each tap, inside the
-    plane) and against the scalar path on every point."""
+    cubic also binned (in tile order, depth ascending). Against onnxruntime (onnx.reference for 3-D
+    cubic) on 12 points of each block (on their own: a point's output depends only on its
+    coordinates; cubic with border only where the oracle's clamping of the coordinate agrees with
+    irgrid's clamping of each tap, inside the plane) and against the scalar path on every point."""
     rng = _rng("slices", rank, mode, binning, padding, align)
-    dims = (16, 5, 6)[:rank] if rank == 3 else (16, 6)
+    dims = (16, 5, 6) if rank == 3 else (16, 6)
     step = oracle_step(rank, mode)
     x = rng.uniform(-1, 1, (1, 9, *dims))
     grid = rng.uniform(-1.1, 1.1, (len(SLICE_BANDS), 1024, rank))
