@@ -103,7 +103,7 @@ from libc.string cimport memcmp
 
 from interpolation cimport (
     PAD_ZEROS, PAD_BORDER, PAD_REFLECTION, MODE_NEAREST, MODE_LINEAR, MODE_CUBIC, MAX_TAPS, MAX_RANK,
-    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, dim_taps, outer_product_taps, weighted_sum,
+    PointStatus, POINT_OK, POINT_ZERO, POINT_NAN, denormalize, dim_taps, outer_product_taps, weighted_sum,
 )
 from affine cimport AFFINE_MAX_RANK, affine_axes, affine_points
 from binning cimport BIN_SAMPLE, scattered, sort_by_tile, tiling
@@ -525,8 +525,8 @@ cdef void hold_planes(const floating* xb, Py_ssize_t channels, Py_ssize_t plane,
     if not g_lo <= g_hi:  # every depth NaN: the scalar path takes these points
         return
     g_lo, g_hi = max(g_lo, -4), min(g_hi, 4)
-    z_lo = (g_lo + 1) / 2 * (depth - 1) if align_corners else ((g_lo + 1) * depth - 1) / 2
-    z_hi = (g_hi + 1) / 2 * (depth - 1) if align_corners else ((g_hi + 1) * depth - 1) / 2
+    z_lo = denormalize(<double>g_lo, dims[0], align_corners)
+    z_hi = denormalize(<double>g_hi, dims[0], align_corners)
     if padding == PAD_REFLECTION and (z_lo < 0 or z_hi > depth - 1):
         a, b = 0, dims[0]
     else:
