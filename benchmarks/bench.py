@@ -23,10 +23,11 @@ Method
   (irgrid, OpenVINO, onnxruntime, irgrid, ...), a fresh subprocess each time, and the samples of all
   rounds pooled: the table shows their median (ms per call); the JSON also has each round's median.
   ratio = peer / irgrid (above 1: irgrid is faster).
-- OMP_WAIT_POLICY: irgrid subprocesses run with PASSIVE (irgrid's default) unless stated; the other
-  peers run with the variable unset (their own defaults). A separate section times irgrid with
-  ACTIVE vs PASSIVE on a tiny and a large case (set in the subprocess environment, before import),
-  with a 1-thread PASSIVE run beside them (one thread never wakes a sleeping OpenMP thread).
+- OMP_WAIT_POLICY: irgrid subprocesses run with irgrid's default (PASSIVE after a spin of
+  GOMP_SPINCOUNT=1000, set by `import irgrid`) unless stated; the other peers run with the
+  variables unset (their own defaults). A separate section times irgrid's default against ACTIVE
+  and plain PASSIVE (no spin) on a tiny and a large case (set in the subprocess environment, before
+  import), with a 1-thread run beside them (one thread never wakes a sleeping OpenMP thread).
 - GridSample memory bandwidth: bytes of data + grid read and output written, over irgrid's median
   time, against a copy bandwidth measured in the same run (numpy copy of a 256 MiB array, counted
   as read + write; the better of one thread and --threads Python threads). Roofline: the time those
@@ -268,6 +269,9 @@ def _deform_flops(case: dict) -> int:
 
 
 POLICY_CASES = ("grid_sample/tiny", "grid_sample/2d_bilinear/smooth")
+# irgrid's OpenMP wait settings timed against each other: its default (none set: `import irgrid` sets
+# PASSIVE and GOMP_SPINCOUNT=1000), plain PASSIVE (no spin) and ACTIVE
+POLICY_RUNS = ("default", "PASSIVE", "ACTIVE")
 EXT_PAIRED_CASES = ("grid_sample/2d_bilinear/smooth", "grid_sample/3d_trilinear/smooth",
                     "grid_sample/3d_trilinear/random")
 EXT_PAIRS = 12  # alternating batch pairs per process (quick: 3)
@@ -717,6 +721,7 @@ def _run_worker(spec: dict, policy: str | None, timeout: float) -> dict:
     env = dict(os.environ)
     env.pop("IRGRID_NUM_THREADS", None)
     env.pop("OMP_WAIT_POLICY", None)
+    env.pop("GOMP_SPINCOUNT", None)
     if policy:
         env["OMP_WAIT_POLICY"] = policy
     try:
@@ -840,12 +845,14 @@ def main(argv: list[str] | None = None) -> int:
         "method": "each (case, peer) in its own subprocess, fresh per round; same thread count for all; "
                   "median of the pooled samples of `rounds` interleaved rounds x `repeat` samples after "
                   "warm-up; ratio = peer / irgrid",
-        "omp_wait_policy": "irgrid: PASSIVE (its default) unless stated; other peers: unset (their defaults)",
+        "omp_wait_policy": "irgrid: its default (PASSIVE, GOMP_SPINCOUNT=1000) unless stated; other peers: "
+                           "unset (their defaults)",
     }
     print(f"irgrid benchmark: {header['machine']}, {threads} thread(s) for every peer "
           f"({cores} core(s) available), {'quick' if args.quick else 'full'} run")
     print("Each (case, peer) runs in its own subprocess, so OpenMP and OpenVINO/TBB/onnxruntime thread pools "
-          "never contend.\nirgrid runs with OMP_WAIT_POLICY=PASSIVE (its default); other peers with it unset. "
+          "never contend.\nirgrid runs with its default OMP_WAIT_POLICY=PASSIVE, GOMP_SPINCOUNT=1000; other peers with "
+          "them unset. "
           f"Median of {rounds} interleaved round(s) x {repeat} samples (each >= {min_sample_ms:g} ms of "
           "back-to-back calls, after warm-up); each round starts fresh subprocesses.\n"
           "(Progress on stderr.)")
@@ -883,8 +890,7 @@ def main(argv: list[str] | None = None) -> int:
                          "min_sample_ms": min_sample_ms, "output": str(tmp_path / f"{xml.stem}.{p}.npy")}
                      for p in peers}
             around = [_run_worker(copy_spec, None, timeout)] if case["kind"] == "grid_sample" else []
-            runs = _rounds(specs, {p: "PASSIVE" if p.startswith("irgrid") else None for p in peers},
-                           rounds, timeout, args.retries, case["name"])
+            runs = _rounds(specs, {p: None for p in peers}, rounds, timeout, args.retries, case["name"])
             around += [_run_worker(copy_spec, None, timeout)] if around else []
             for peer in peers:
                 res = runs[peer]
@@ -924,17 +930,18 @@ def main(argv: list[str] | None = None) -> int:
             prow = {"case": name, "description": _describe(case)}
             specs = {policy: {"peer": "irgrid", "case": case, "xml": str(xml), "threads": threads, "repeat": repeat,
                               "min_sample_ms": min_sample_ms, "output": str(tmp_path / f"{xml.stem}.{policy}.npy")}
-                     for policy in ("PASSIVE", "ACTIVE")}
-            policies = {"PASSIVE": "PASSIVE", "ACTIVE": "ACTIVE"}
+                     for policy in POLICY_RUNS}
+            policies = {policy: None if policy == "default" else policy for policy in POLICY_RUNS}
             if threads > 1:  # for reference: one thread never wakes a sleeping OpenMP thread
-                specs["PASSIVE_1_thread"] = dict(specs["PASSIVE"], threads=1,
+                specs["default_1_thread"] = dict(specs["default"], threads=1,
                                                  output=str(tmp_path / f"{xml.stem}.1t.npy"))
-                policies["PASSIVE_1_thread"] = "PASSIVE"
+                policies["default_1_thread"] = None
             prow.update(_rounds(specs, policies, rounds, timeout, args.retries, f"{name} (OMP_WAIT_POLICY)"))
             policy_rows.append(prow)
-            if prow["PASSIVE"].get("ok") and prow["ACTIVE"].get("ok"):
-                prow["passive_over_active"] = (prow["PASSIVE"]["timing"]["median_ms"]
-                                               / prow["ACTIVE"]["timing"]["median_ms"])
+            for policy in ("default", "PASSIVE"):
+                if prow[policy].get("ok") and prow["ACTIVE"].get("ok"):
+                    prow[f"{policy}_over_active"] = (prow[policy]["timing"]["median_ms"]
+                                                     / prow["ACTIVE"]["timing"]["median_ms"])
 
         paired_rows = []
         for case, xml in _named_cases(EXT_PAIRED_CASES if available["openvino_ext"] else (), args.quick, patterns,
@@ -942,7 +949,7 @@ def main(argv: list[str] | None = None) -> int:
             name = case["name"]
             spec = {"peer": "ext_paired", "case": case, "xml": str(xml), "threads": threads,
                     "min_sample_ms": min_sample_ms, "pairs": 3 if args.quick else EXT_PAIRS}
-            runs = [_run_worker(spec, "PASSIVE", timeout) for _ in range(rounds)]
+            runs = [_run_worker(spec, None, timeout) for _ in range(rounds)]
             failed = next((r for r in runs if not r.get("ok")), None)
             prow = {"case": name, "description": _describe(case)}
             if failed:
@@ -1049,16 +1056,18 @@ def _print_tables(report: dict, available: dict) -> None:
             if res.get("ok"):
                 print(f"  {labels[peer]:<64} {res['timing']['median_ms'] * 1e3:8.1f} us")
     if report["omp_wait_policy"]:
-        print("\nirgrid OMP_WAIT_POLICY (set in the subprocess environment before import):")
+        print("\nirgrid's OpenMP wait (OMP_WAIT_POLICY and GOMP_SPINCOUNT in the subprocess environment before import;"
+              " default: PASSIVE after 1000 spins):")
         threads = report["header"]["threads"]
-        print(f"  {'case':<32} {'PASSIVE ms':>11} {'ACTIVE ms':>11} {'PASSIVE/ACTIVE':>15} {'1 thread, PASSIVE ms':>21}")
+        print(f"  {'case':<32} {'default ms':>11} {'PASSIVE ms':>11} {'ACTIVE ms':>11} {'default/ACTIVE':>15} "
+              f"{'PASSIVE/ACTIVE':>15} {'1 thread ms':>12}")
         for prow in report["omp_wait_policy"]:
             cells = [_fmt_ms(prow[p]["timing"]["median_ms"]) + _busy_mark(prow[p]) if prow.get(p, {}).get("ok")
-                     else "failed" if p in prow else "-" for p in ("PASSIVE", "ACTIVE", "PASSIVE_1_thread")]
-            ratio = prow.get("passive_over_active")
-            print(f"  {prow['case']:<32} {cells[0]:>11} {cells[1]:>11} {(f'{ratio:.2f}' if ratio else '-'):>15} "
-                  f"{cells[2]:>21}")
-        print(f"  (PASSIVE and ACTIVE at {threads} threads; PASSIVE/ACTIVE above 1 is what the PASSIVE default costs)")
+                     else "failed" if p in prow else "-" for p in (*POLICY_RUNS, "default_1_thread")]
+            ratios = [prow.get(f"{p}_over_active") for p in ("default", "PASSIVE")]
+            print(f"  {prow['case']:<32} {cells[0]:>11} {cells[1]:>11} {cells[2]:>11} "
+                  + " ".join(f"{(f'{r:.2f}' if r else '-'):>15}" for r in ratios) + f" {cells[3]:>12}")
+        print(f"  ({threads} threads; a ratio above 1 is what sleeping between calls costs)")
     if report["extension_paired"]:
         print("\nOpenVINO with irgrid's extension vs irgrid's runtime, paired batches in one process "
               "(ratio: extension / runtime):")

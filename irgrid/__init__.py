@@ -8,14 +8,17 @@
 """
 import os
 
-# libgomp's default wait policy spins after every parallel region; beside OpenVINO's own threads
-# (an OpenVINO extension op, a benchmark in the same process) that spinning measured a 20x slowdown
-# (docs/openvino.md). What PASSIVE costs irgrid alone is waking the sleeping thread at each parallel region:
-# up to 3x on a 40 us call when every call opened one, so the kernels skip the parallel region when
-# the work fits in one chunk; since then benchmarks/bench.py measures PASSIVE/ACTIVE at 0.94-1.02 on
-# 2 cores, from a 20 us call to a 7 ms one. It must be set before libgomp loads, i.e. before the
-# first kernel import; a user's own choice is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# libgomp's default wait policy spins for up to about 3 ms after every parallel region; beside OpenVINO's
+# own threads (an OpenVINO extension op, a benchmark in the same process) that spinning measured a 20x
+# slowdown (docs/openvino.md). PASSIVE alone sleeps at once, and waking the sleeping worker then cost
+# each parallel region of back-to-back calls 50-65 us on this project's 2-vCPU VM (a bare prange: 1 us
+# when the worker spins), 0.87-0.96x the time of 2-D GridSample calls when it spins 1000 rounds first
+# (about 10-20 us, GOMP_SPINCOUNT) before sleeping (benchmarks/README.md, "Waking the OpenMP worker").
+# Both must be set before libgomp loads, i.e. before the first kernel import; a user's own wait
+# policy is kept as it is (PASSIVE without the spin if so chosen).
+if "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 from . import _unbuilt  # noqa: E402
 

@@ -18,6 +18,7 @@ def config() -> dict:
         "threads": get_num_threads(),
         "available_cores": available_cores(),
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
+        "GOMP_SPINCOUNT": os.environ.get("GOMP_SPINCOUNT"),
     }
 
 

@@ -1,7 +1,6 @@
 """Shared fixtures: OpenVINO as an oracle (always at f32: this CPU defaults to bf16)."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -9,8 +8,6 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @pytest.fixture(scope="session")

@@ -104,3 +104,28 @@ def test_cli_bad_environment_value(tmp_path, name, value):
 
 def test_cli_nthreads_zero_is_a_config_error(tmp_path):
     assert_one_line_error(run_cli("infer", SAMPLE, "-nthreads", 0, cwd=tmp_path), 2, "ConfigError", "0")
+
+
+@pytest.mark.parametrize("given, expected", [
+    ({}, ("PASSIVE", "1000")),  # irgrid's default: sleep after a short spin
+    ({"OMP_WAIT_POLICY": "ACTIVE"}, ("ACTIVE", None)),  # a user's policy is kept, no spin count added
+    ({"OMP_WAIT_POLICY": "PASSIVE"}, ("PASSIVE", None)),
+    ({"GOMP_SPINCOUNT": "0"}, ("PASSIVE", "0")),
+])
+def test_openmp_wait_defaults_before_libgomp_loads(given, expected):
+    """`import irgrid` sets OpenMP's wait policy and spin count (irgrid/__init__.py) unless the user
+    chose a policy, and before any kernel module loads libgomp, which reads them once."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    code = ("import os, irgrid; maps = open('/proc/self/maps').read(); "
+            "from irgrid._kernels import sampling; "
+            "print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'), "
+            "'libgomp' in maps, 'libgomp' in open('/proc/self/maps').read())")
+    proc = subprocess.run([sys.executable, "-c", code], env={**env, **given}, capture_output=True, text=True,
+                          check=True)
+    policy, spin, gomp_after_import, gomp_after_kernel = proc.stdout.split()
+    assert (policy, None if spin == "None" else spin) == expected
+    # libgomp loads with the first kernel module, after `import irgrid` has set the variables
+    assert (gomp_after_import, gomp_after_kernel) == ("False", "True")
