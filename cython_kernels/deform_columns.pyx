@@ -32,7 +32,7 @@ balanced tree of pairs (per block of 8), rounded the same on both paths (setup.p
 """
 import os
 
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 from cython cimport floating
 from libc.math cimport NAN
 
@@ -612,13 +612,14 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
                               points, kernel_size, groups, offset_groups, has_offsets, has_mask, boundary,
                               tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop), stream_columns)
         return
-    for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
-        irgrid_free_worker()
-        start = tile_start + chunk * CHUNK_POINTS
-        sample_points(&x[0], &offsets[0], &mask[0], &col[0], rank, &in_dims[0], in_strides,
-                      &out_dims[0], &kernel[0], &strides[0], &dilations[0], &pads_begin[0], channels,
-                      points, kernel_size, groups, offset_groups, has_offsets, has_mask, boundary,
-                      tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop), stream_columns)
+    with nogil, parallel(num_threads=num_threads):
+        irgrid_free_worker()  # every worker, even one a dynamic schedule leaves without a chunk
+        for chunk in prange(n_chunks, schedule="dynamic"):
+            start = tile_start + chunk * CHUNK_POINTS
+            sample_points(&x[0], &offsets[0], &mask[0], &col[0], rank, &in_dims[0], in_strides,
+                          &out_dims[0], &kernel[0], &strides[0], &dilations[0], &pads_begin[0], channels,
+                          points, kernel_size, groups, offset_groups, has_offsets, has_mask, boundary,
+                          tile_start, tile_points, start, min(start + CHUNK_POINTS, tile_stop), stream_columns)
 
 
 cdef void transpose_block(const floating* src, Py_ssize_t src_stride, floating* dst, Py_ssize_t dst_stride,

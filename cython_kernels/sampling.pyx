@@ -93,7 +93,7 @@ import math
 import numpy as np
 
 cimport numpy as cnp
-from cython.parallel cimport prange, threadid
+from cython.parallel cimport parallel, prange, threadid
 from cython cimport floating
 from libc.limits cimport INT_MAX
 from libc.math cimport NAN, floor
@@ -747,10 +747,11 @@ cdef void run_simd(const floating* x, const floating* coords, floating* y, Py_ss
                 simd_chunk(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
                            align_corners, affine, extents, starts, steps, chunk, group, groups, span, spans)
         return
-    for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
-        irgrid_free_worker()
-        simd_chunk(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
-                   align_corners, affine, extents, starts, steps, chunk, group, groups, span, spans)
+    with nogil, parallel(num_threads=num_threads):
+        irgrid_free_worker()  # every worker, even one a dynamic schedule leaves without a chunk
+        for chunk in prange(n_chunks, schedule="dynamic"):
+            simd_chunk(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
+                       align_corners, affine, extents, starts, steps, chunk, group, groups, span, spans)
 
 
 cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_ssize_t batch,
@@ -785,12 +786,13 @@ cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_
                              align_corners, affine, extents, starts, steps, b, start,
                              min(start + chunk_points, points))
         return
-    for chunk in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=num_threads):
-        irgrid_free_worker()
-        b = chunk // chunks_per_item
-        start = (chunk - b * chunks_per_item) * chunk_points
-        sample_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
-                     align_corners, affine, extents, starts, steps, b, start, min(start + chunk_points, points))
+    with nogil, parallel(num_threads=num_threads):
+        irgrid_free_worker()  # every worker, even one a dynamic schedule leaves without a chunk
+        for chunk in prange(n_chunks, schedule="dynamic"):
+            b = chunk // chunks_per_item
+            start = (chunk - b * chunks_per_item) * chunk_points
+            sample_block(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding,
+                         align_corners, affine, extents, starts, steps, b, start, min(start + chunk_points, points))
 
 
 cdef class SamplePlan:

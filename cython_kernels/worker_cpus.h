@@ -26,7 +26,8 @@ static void irgrid_take_cpus(void) {
     irgrid_module_cpus_taken = sched_getaffinity(0, sizeof(cpu_set_t), &irgrid_module_cpus) == 0;
 }
 
-/* First in every parallel loop's body: a worker's first call gives it the module's CPUs. */
+/* First in every parallel loop's body, or, before a dynamically scheduled loop (which may leave a new
+   worker without a chunk), first in its parallel block: a worker's first call gives it the module's CPUs. */
 static inline void irgrid_free_worker(void) {
     if (!irgrid_worker_freed) {
         irgrid_worker_freed = 1;
