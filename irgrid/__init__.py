@@ -12,7 +12,7 @@ import os
 # own threads (an OpenVINO extension op, a benchmark in the same process) that spinning measured a 20x
 # slowdown (docs/openvino.md). PASSIVE alone sleeps at once, and waking the sleeping worker then cost
 # each parallel region of back-to-back calls 50-65 us on this project's 2-vCPU VM (a bare prange: 1 us
-# when the worker spins), 0.87-0.96x the time of 2-D GridSample calls when it spins 1000 rounds first
+# when the worker spins), 0.85-0.96x the time of 2-D GridSample calls when it spins 1000 rounds first
 # (about 10-20 us, GOMP_SPINCOUNT) before sleeping (benchmarks/README.md, "Waking the OpenMP worker").
 # Both must be set before libgomp loads, i.e. before the first kernel import; a user's own wait
 # policy is kept as it is (PASSIVE without the spin if so chosen).
