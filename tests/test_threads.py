@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -115,9 +117,6 @@ def test_cli_nthreads_zero_is_a_config_error(tmp_path):
 def test_openmp_wait_defaults_before_libgomp_loads(given, expected):
     """`import irgrid` sets OpenMP's wait policy and spin count (irgrid/__init__.py) unless the user
     chose a policy, and before any kernel module loads libgomp, which reads them once."""
-    import subprocess
-    import sys
-
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     code = ("import os, irgrid; maps = open('/proc/self/maps').read(); "
             "from irgrid._kernels import sampling; "
