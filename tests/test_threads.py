@@ -114,7 +114,7 @@ def test_cli_nthreads_zero_is_a_config_error(tmp_path):
     ({"OMP_WAIT_POLICY": "PASSIVE"}, ("PASSIVE", None)),
     ({"GOMP_SPINCOUNT": "0"}, ("PASSIVE", "0")),
 ])
-def test_openmp_wait_defaults_before_libgomp_loads(given, expected):
+def test_openmp_wait_defaults_before_libgomp_loads(given, expected, tmp_path):
     """`import irgrid` sets OpenMP's wait policy and spin count (irgrid/__init__.py) unless the user
     chose a policy, and before any kernel module loads libgomp, which reads them once."""
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
@@ -122,8 +122,11 @@ def test_openmp_wait_defaults_before_libgomp_loads(given, expected):
             "from irgrid._kernels import sampling; "
             "print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'), "
             "'libgomp' in maps, 'libgomp' in open('/proc/self/maps').read())")
+    # run outside the checkout: `python -c` puts the working directory first on sys.path, and a
+    # checkout's own irgrid has no built kernels when the package is installed (not editable)
     proc = subprocess.run([sys.executable, "-c", code], env={**env, **given}, capture_output=True, text=True,
-                          check=True)
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     policy, spin, gomp_after_import, gomp_after_kernel = proc.stdout.split()
     assert (policy, None if spin == "None" else spin) == expected
     # libgomp loads with the first kernel module, after `import irgrid` has set the variables
