@@ -84,6 +84,11 @@ cdef inline void sort_by_tile(const floating* g, Py_ssize_t n, Py_ssize_t rank, 
         slot[i] = counts[t]
         order[counts[t]] = <int>i
         counts[t] += 1
+    if rank == 3:  # 3-D cubic's, spelled out: the sort then took 0.8-0.9x the CPU time (perf, random grid)
+        for j in range(n):
+            i = order[j]
+            binned[3 * j], binned[3 * j + 1], binned[3 * j + 2] = g[3 * i], g[3 * i + 1], g[3 * i + 2]
+        return
     for j in range(n):
         i = order[j]
         for k in range(rank):

@@ -679,18 +679,16 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
 static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, Py_ssize_t n, Py_ssize_t rank, const double* scale,
                                               const double* offset, const Py_ssize_t* tiles, int* keys) {
     FT coords[3][LANES];
-    VF t;
+    VF t, gk[3];
     VI key;
     int tail[LANES];
-    Py_ssize_t p, k, m, lane;
+    Py_ssize_t p, k, m;
     for (p = 0; p < n; p += LANES) {
         m = n - p < LANES ? n - p : LANES;
-        for (k = 0; k < rank; k++)  /* dim k outermost first; the grid lists innermost first */
-            for (lane = 0; lane < LANES; lane++)
-                coords[k][lane] = lane < m ? g[(p + lane) * rank + rank - 1 - k] : 0;
+        SFX(irgrid_lane_coords)(g, p, m, rank, gk, coords);
         key = ISET1(0);
-        for (k = 0; k < rank; k++) {
-            t = FMADD(LOADU(coords[k]), SET1((FT)scale[k]), SET1((FT)offset[k]));
+        for (k = 0; k < rank; k++) {  /* dim k outermost first; the grid lists innermost first */
+            t = FMADD(gk[rank - 1 - k], SET1((FT)scale[k]), SET1((FT)offset[k]));
             t = VMIN(VMAX(t, ZERO()), SET1((FT)(tiles[k] - 1)));
             key = IADD(IMUL(key, ISET1((int)tiles[k])), TOINT(FLOOR(t)));
         }
