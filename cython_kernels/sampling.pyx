@@ -606,7 +606,7 @@ cdef void sort_chunk(const floating* g, Py_ssize_t rank, const Bins* bins, Py_ss
             irgrid_tile_keys_f32(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, slot + m)
         else:
             irgrid_tile_keys_f64(g + m * rank, n - m, rank, bins.scale, bins.offset, bins.tiles, slot + m)
-        sort_by_tile(g, n, rank, bins.n_tiles, bins.counts + thread * bins.counts_stride, slot,
+        sort_by_tile(g, n, bins.n_tiles, bins.counts + thread * bins.counts_stride, slot,
                      <int*>(<floating*>bins.out + thread * bins.out_stride), <floating*>bins.coords + at * rank)
 
 
