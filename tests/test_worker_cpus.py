@@ -6,9 +6,9 @@ team grows, so each kernel module's workers set their own mask in their first pa
 in a fresh process (this one's workers already exist): the main thread pinned to one CPU, as OpenVINO
 does, then every kernel module's loop run with 2 and 3 threads (3 ends and restarts a worker of a
 2-thread team), then the mask of each thread started since read back. Every worker of a team sets its
-mask, also one that a dynamic schedule leaves without a chunk (a `parallel` block around the loop). DeformConv's product runs
-through numpy on one thread, so that the threads started are OpenMP's (OpenVINO's MatMul and
-OpenBLAS start their own, which OpenVINO pins itself)."""
+mask, also one that a dynamic schedule leaves without a chunk (a `parallel` block around the loop).
+DeformConv's product runs through numpy on one thread, so that the threads started are OpenMP's
+(OpenVINO's MatMul and OpenBLAS start their own, which OpenVINO pins itself)."""
 from __future__ import annotations
 
 import json
@@ -38,14 +38,17 @@ runs = {
         [rng.random((3, 4), np.float32), np.zeros((1, 8, 400, 400), np.float32),
          np.zeros((1, 3, 800, 800), np.float32)], {"flatten": True}),
 }
-def masks(tids):
+
+
+def masks(tids):  # each listed thread's CPUs, skipping threads that ended since they were listed
     found = {}
     for tid in tids:
         try:
             found[tid] = sorted(os.sched_getaffinity(int(tid)))
-        except ProcessLookupError:  # a worker libgomp ended as the team shrank, gone since listed
+        except ProcessLookupError:  # a worker libgomp ended as the team shrank
             pass
     return found
+
 
 report = {"cpus": cpus, "workers": {}}
 for (type_, version), (arrays, given) in runs.items():
