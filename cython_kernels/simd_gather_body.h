@@ -605,15 +605,37 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_block)(const FT* g, Py_ssize_t p, Py_
         SFX(irgrid_cubic3d_taps)(g, p, m, dims, pitches, padding, align, pix, wt, fallback, nf);
 }
 
+/* Prefetches the last two rows of the last of the 4 planes that points [0, m) of a block read (pix
+   as irgrid_cubic3d_block sets it; bytes and the pitches as irgrid_cubic3d_run has them), the ones
+   a binned chunk meets first: its points go through the volume plane by plane and row by row, so
+   the points one row before read the other rows and the points one plane before the other planes,
+   while the chunk's sweep read that plane last a whole scratch ago (from L3). Each row's 4 taps
+   span 128 bytes, 2 or 3 lines. Prefetching all 4 rows, or the last row of every plane, measured
+   slower (benchmarks/README.md, "Prefetching a binned chunk's rows"). */
+IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_plane)(const char* bytes, int (*pix)[4][LANES], int m, int padding,
+                                                        Py_ssize_t plane_bytes, Py_ssize_t row_bytes) {
+    const char* row;
+    int lane, r;
+    for (lane = 0; lane < m; lane++)
+        for (r = 2; r < 4; r++) {
+            row = bytes + (padding == 0 ? pix[0][0][lane] + 3 * plane_bytes + r * row_bytes
+                                        : pix[0][3][lane] + pix[1][r][lane] + pix[2][0][lane]);
+            __builtin_prefetch(row);
+            __builtin_prefetch(row + 64);
+            __builtin_prefetch(row + 127);
+        }
+}
+
 /* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
    software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
-   zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin). */
+   zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin), and each
+   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_plane). */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align,
         Py_ssize_t* fallback) {
     const Py_ssize_t pitch = dims[2] + 3, pitches[3] = {(dims[1] + 3) * pitch, pitch, 1};
     const Py_ssize_t pixel = LANES * (Py_ssize_t)sizeof(FT), plane_bytes = pitches[0] * pixel;
-    int pix[2][3][4][LANES], j, lane, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
+    int pix[2][3][4][LANES], j, lane, next, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask;
     Py_ssize_t p, m, c, nf = 0, ox[4], oy[4];
@@ -631,9 +653,13 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
                                   &nf);
     for (p = 0; p < n; p += LANES, cur ^= 1) {
         m = n - p < LANES ? n - p : LANES;
-        if (p + LANES < n)
-            SFX(irgrid_cubic3d_block)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, dims, pitches,
-                                      padding, align, pix[cur ^ 1], wt[cur ^ 1], fallback, &nf);
+        if (p + LANES < n) {
+            next = n - p - LANES < LANES ? (int)(n - p - LANES) : LANES;
+            SFX(irgrid_cubic3d_block)(g, p + LANES, next, dims, pitches, padding, align, pix[cur ^ 1], wt[cur ^ 1],
+                                      fallback, &nf);
+            if (by_point)
+                SFX(irgrid_prefetch_last_plane)(bytes, pix[cur ^ 1], next, padding, plane_bytes, pitch * pixel);
+        }
         for (lane = 0; lane < LANES; lane++) {
             for (j = 0; j < 4; j++) {
                 if (padding == 0) {
