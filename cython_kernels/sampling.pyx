@@ -892,6 +892,16 @@ cdef class SamplePlan:
 
     def __call__(self, x, coords, out=None, int num_threads=1):
         """Sample x at coords into `out` (or a fresh array) with `num_threads` threads; returns it."""
+        return self._sample(x, coords, out, num_threads)
+
+    def run(self, arrays, ctx):
+        """The plan as a compiled model's prepared step (`irgrid.registry.PreparedFn`): [output] for
+        arrays (data, coords) into ctx.out[0] (or a fresh array) with ctx.threads threads. In Cython,
+        so a small model's call pays no Python frame for it."""
+        out = ctx.out
+        return [self._sample(arrays[0], arrays[1], out[0] if out else None, ctx.threads)]
+
+    cdef object _sample(self, x, coords, out, int num_threads):
         cdef int ndim = self.rank + 2
         x = self._input(x, self.x_dims, ndim, "data")
         coords = self._input(coords, self.coords_dims, 3 if self.affine else ndim,

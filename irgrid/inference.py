@@ -7,6 +7,7 @@ a size limit, so that shape subgraphs (ShapeOf -> Gather -> Concat -> Reshape) r
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -109,10 +110,11 @@ def oversized(model: Model, infos: dict[Key, TensorInfo]) -> list[Problem]:
     return problems
 
 
-_LAYER_FAILURES = (IRGridError, ValueError, IndexError, ZeroDivisionError, TypeError, MemoryError)
+# What an op may raise on bad values or shapes (numpy's own errors in glue layers included).
+LAYER_FAILURES = (IRGridError, ValueError, IndexError, ZeroDivisionError, TypeError, MemoryError)
 
 
-def _layer_error(layer: Layer, exc: BaseException) -> IRGridError:
+def layer_error(layer: Layer, exc: BaseException) -> IRGridError:
     """An op's exception as an IRGridError located at the layer: a numpy failure in a glue layer
     becomes a ShapeError naming it."""
     if isinstance(exc, IRGridError):
@@ -124,18 +126,27 @@ def _layer_error(layer: Layer, exc: BaseException) -> IRGridError:
 
 def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str],
               prepared: PreparedFn | None = None) -> list[np.ndarray]:
-    """Run one layer (its `prepared` function when given, else its op's `run`), at compile time
-    (folding) or run time; errors are located at the layer. bf16 outputs, carried as f32 and computed
-    in f32, are rounded to bf16 as a bf16 tensor would store them (a no-op after layers that only move
-    data)."""
+    """Run one layer (see `layer_runner`), at compile time (folding) or run time; errors are located at
+    the layer."""
     try:
-        values = layer.op.run(layer.attrs, args, ctx) if prepared is None else prepared(args, ctx)
-    except _LAYER_FAILURES as exc:
-        raise _layer_error(layer, exc) from None
+        return layer_runner(layer, output_types, prepared)(args, ctx)
+    except LAYER_FAILURES as exc:
+        raise layer_error(layer, exc) from None
+
+
+def layer_runner(layer: Layer, output_types: list[str], prepared: PreparedFn | None = None) -> PreparedFn:
+    """What runs one layer, `(arrays, ctx) -> outputs`: its `prepared` function when given, else its op's
+    `run` with its attributes. bf16 outputs, carried as f32 and computed in f32, are rounded to bf16 as
+    a bf16 tensor would store them (a no-op after layers that only move data). Errors are the op's own:
+    callers locate them with `layer_error` (the compiled model builds this once per step)."""
+    run = prepared if prepared is not None else partial(layer.op.run, layer.attrs)
     if "bf16" not in output_types:
-        return values
-    return [round_to_bf16(value) if element_type == "bf16" and value.dtype == np.float32 else value
-            for value, element_type in zip(values, output_types)]
+        return run
+
+    def rounded(args: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+        return [round_to_bf16(value) if element_type == "bf16" and value.dtype == np.float32 else value
+                for value, element_type in zip(run(args, ctx), output_types)]
+    return rounded
 
 
 def prepare_layer(layer: Layer, inputs: list[TensorInfo]) -> PreparedFn | None:
@@ -145,8 +156,8 @@ def prepare_layer(layer: Layer, inputs: list[TensorInfo]) -> PreparedFn | None:
         return None
     try:
         return layer.op.prepare(layer.attrs, inputs)
-    except _LAYER_FAILURES as exc:
-        raise _layer_error(layer, exc) from None
+    except LAYER_FAILURES as exc:
+        raise layer_error(layer, exc) from None
 
 
 def _unknown_rank_outputs(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:

@@ -74,14 +74,7 @@ def prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
                            attrs["padding_mode"], attrs["align_corners"])
     except ValueError:
         return None  # shapes the kernel refuses (a zero-sized spatial dim): `run` reports them per call
-    return as_prepared(plan)
-
-
-def as_prepared(plan) -> PreparedFn:
-    """A plan as a prepared run function: inputs (data, grid or theta, ...) -> [output]."""
-    def prepared(arrays: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-        return [plan(arrays[0], arrays[1], ctx.out[0] if ctx.out else None, ctx.threads)]
-    return prepared
+    return plan.run
 
 
 def sample_plan(data_shape: tuple[int, ...], grid_shape: tuple[int, ...], dtype: np.dtype, mode: str,

@@ -3,9 +3,10 @@ they feed (fusion.py), output buffers preallocated, and layers whose input shape
 prepared once (their op's `prepare` hook: validation moves from every call to compile time);
 `CompiledModel.describe()` shows the plan.
 
-A call's own cost matters for small models (a 4x4 GridSample's kernel takes about a microsecond): the
-call path checks inputs with a fast path for static shapes, reuses one RunContext per step, and skips
-the aliasing check for outputs a prepared step returns fresh."""
+A call's own cost matters for small models (a 4x4 GridSample's kernel takes a third of a microsecond):
+the call path checks inputs with a fast path for static shapes, runs each step's runner built at compile
+time (`inference.layer_runner`) with one RunContext per step, and skips the aliasing check for outputs a
+prepared step returns fresh (benchmarks/README.md, "Per-call cost")."""
 from __future__ import annotations
 
 import os
@@ -20,7 +21,7 @@ import numpy as np
 from ..binding import read_model
 from ..declared import declared_mismatches
 from ..errors import InputError, ShapeError
-from ..inference import Key, infer_model, oversized, prepare_layer, run_layer
+from ..inference import LAYER_FAILURES, Key, infer_model, layer_error, layer_runner, oversized, prepare_layer
 from ..ir import element_types
 from ..ir.dims import format_shape, is_static
 from ..ir.model import Layer, Model
@@ -52,9 +53,13 @@ class _Step:
     fused: Layer | None = None  # the AffineGrid fused into this step
     prepared: PreparedFn | None = None  # the op's prepared run function (static input shapes), else None
     ctx: RunContext = field(init=False)  # reused by every call (calls are serialised); threads set per call
+    keys: list[Key] = field(init=False)  # where its outputs go among a call's values
+    run: PreparedFn = field(init=False)  # inference.layer_runner, built once
 
     def __post_init__(self) -> None:
         self.ctx = RunContext(1, self.out)
+        self.keys = [(self.layer.id, index) for index in range(len(self.out))]
+        self.run = layer_runner(self.layer, self.types, self.prepared)
 
 
 class CompiledModel:
@@ -93,6 +98,7 @@ class CompiledModel:
         self._fresh = {(step.layer.id, i) for step in self._steps if step.prepared
                        for i in range(len(step.out))} & returned
         self._output_keys = [(name, (src.layer, src.output)) for name, src in self.outputs]
+        self._all_fresh = all(key in self._fresh for _, key in self._output_keys)
         # The fast path of `_feed`: a dict of exact ndarrays under Parameter names, of static shapes
         # (only when no Parameter name is another input's tensor name, which the full check refuses).
         unambiguous = all(sum(p.name in names for names in self._input_names) == 1 for p, _ in self.inputs)
@@ -132,7 +138,8 @@ class CompiledModel:
             for key in step.inputs:
                 last_use[key] = i
         for key, i in last_use.items():
-            if key not in returned and key not in self._constants:
+            # The last step releases nothing: the call returns right after it.
+            if key not in returned and key not in self._constants and i < len(steps) - 1:
                 steps[i].release.append(key)
         return steps
 
@@ -181,19 +188,25 @@ class CompiledModel:
     def _run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
              timings: list[LayerTime] | None = None) -> "OrderedDict[str, np.ndarray]":
         values = self._feed(inputs)
-        fed = list(values.values())
-        values.update(self._constants)
+        fed = None if self._all_fresh else list(values.values())
+        if self._constants:
+            values.update(self._constants)
         threads = self.threads or get_num_threads()
         for step in self._steps:
             args = [values[key] for key in step.inputs]
             step.ctx.threads = threads
-            start = time.perf_counter()
-            results = run_layer(step.layer, args, step.ctx, step.types, step.prepared)
+            start = time.perf_counter() if timings is not None else 0.0
+            try:
+                results = step.run(args, step.ctx)
+            except LAYER_FAILURES as exc:
+                raise layer_error(step.layer, exc) from None
             if timings is not None:
                 timings.append(LayerTime(step.layer.name, step.layer.type, step_kernel(step),
                                          time.perf_counter() - start))
-            for index, value in enumerate(results):
-                values[(step.layer.id, index)] = value
+            if len(results) == 1:  # most layers: a plain store costs a fifth of `update(zip(...))`
+                values[step.keys[0]] = results[0]
+            else:
+                values.update(zip(step.keys, results))
             for key in step.release:
                 values.pop(key, None)
         # Preallocated buffers are reused by the next call, and the caller may refill an input: an

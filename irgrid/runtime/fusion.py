@@ -127,6 +127,6 @@ def _prepare_fused(attrs: Attrs, inputs: list[TensorInfo], affine: Layer, sample
     if inputs[2].value is None:
         return None
     try:
-        return grid_sample.as_prepared(_fused_plan(attrs, inputs, affine, sample_op))
+        return _fused_plan(attrs, inputs, affine, sample_op).run
     except ValueError:
         return None  # shapes the kernel refuses: `run` reports them per call
