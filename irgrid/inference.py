@@ -124,12 +124,11 @@ def layer_error(layer: Layer, exc: BaseException) -> IRGridError:
     return ShapeError(f"failed: {exc}", layer=layer)
 
 
-def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str],
-              prepared: PreparedFn | None = None) -> list[np.ndarray]:
-    """Run one layer (see `layer_runner`), at compile time (folding) or run time; errors are located at
-    the layer."""
+def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str]) -> list[np.ndarray]:
+    """Run one layer's op once (constant folding; a compiled model keeps each step's `layer_runner`);
+    errors are located at the layer."""
     try:
-        return layer_runner(layer, output_types, prepared)(args, ctx)
+        return layer_runner(layer, output_types)(args, ctx)
     except LAYER_FAILURES as exc:
         raise layer_error(layer, exc) from None
 
