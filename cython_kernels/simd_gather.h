@@ -53,7 +53,8 @@ static int irgrid_simd_available(void) {
 /* Ranks, modes and sizes the gather path covers: 2-D nearest, linear and cubic, 3-D nearest and
    linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.pxd's codes). */
 static int irgrid_simd_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
-    return plane < ((Py_ssize_t)1 << 31) && ((rank == 2 && mode >= 0 && mode <= 2) || (rank == 3 && mode >= 0 && mode <= 1));
+    return plane < ((Py_ssize_t)1 << 31)
+           && ((rank == 2 && mode >= 0 && mode <= 2) || (rank == 3 && mode >= 0 && mode <= 1));
 }
 
 /* The interleaved path's: the gather path's and 3-D cubic (64 taps per point, where the gather
@@ -147,7 +148,8 @@ IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _m
 #define NATIVE_CUBIC irgrid_cubic_native_ps
 #define TRANSPOSE irgrid_transpose_ps
 #define ISTOREU(p, v) _mm256_storeu_si256((__m256i*)(p), v)
-#define KEEP_INDEX(idx, ok, other) _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(other), _mm256_castsi256_ps(idx), ok))
+#define KEEP_INDEX(idx, ok, other) \
+    _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(other), _mm256_castsi256_ps(idx), ok))
 #define ISHL5(v) _mm256_slli_epi32(v, 5)
 #include "simd_gather_body.h"
 
@@ -189,7 +191,8 @@ IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _m
 #define TRANSPOSE irgrid_transpose_pd
 #define ISTOREU(p, v) _mm_storeu_si128((__m128i*)(p), v)
 /* a 64-bit lane mask narrowed to 32 bits: converting keeps the sign bit, all blendv reads */
-#define KEEP_INDEX(idx, ok, other) _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(other), _mm_castsi128_ps(idx), _mm256_cvtpd_ps(ok)))
+#define KEEP_INDEX(idx, ok, other) \
+    _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(other), _mm_castsi128_ps(idx), _mm256_cvtpd_ps(ok)))
 #define ISHL5(v) _mm_slli_epi32(v, 5)
 #include "simd_gather_body.h"
 

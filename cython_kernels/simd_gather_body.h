@@ -106,7 +106,8 @@ IRGRID_AVX2_INLINE void irgrid_pair_gather(const float* xc, __m256i idx, __m256i
     __m256 a = _mm256_castpd_ps(_mm256_mask_i32gather_pd(_mm256_setzero_pd(), (const double*)xc,
         _mm256_castsi256_si128(idx), _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(mask))), 4));
     __m256 b = _mm256_castpd_ps(_mm256_mask_i32gather_pd(_mm256_setzero_pd(), (const double*)xc,
-        _mm256_extracti128_si256(idx, 1), _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(mask, 1))), 4));
+        _mm256_extracti128_si256(idx, 1),
+        _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(mask, 1))), 4));
     *v0 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
     *v1 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
 }
@@ -246,8 +247,10 @@ IRGRID_AVX2_INLINE void SFX(irgrid_lane_coords)(const FT* g, Py_ssize_t p, Py_ss
 #if LANES == 8
     if (rank == 2 && m == LANES) {  /* (x, y) of 8 points: deinterleaved with shuffles */
         VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 8);
-        gk[0] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
-        gk[1] = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+        gk[0] = _mm256_castpd_ps(
+            _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
+        gk[1] = _mm256_castpd_ps(
+            _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
     } else if (rank == 3 && m == LANES) {  /* (x, y, z) of 8 points: blended, then permuted in place */
         VF a = LOADU(g + p * 3), b = LOADU(g + p * 3 + 8), c = LOADU(g + p * 3 + 16);
         gk[0] = _mm256_permutevar8x32_ps(_mm256_blend_ps(_mm256_blend_ps(a, b, 0x92), c, 0x24),
@@ -612,7 +615,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_block)(const FT* g, Py_ssize_t p, Py_
    while the chunk's sweep read that plane last a whole scratch ago (from L3). Each row's 4 taps
    span 128 bytes, 2 or 3 lines. Prefetching all 4 rows, or the last row of every plane, measured
    slower (benchmarks/README.md, "Prefetching a binned chunk's rows"). */
-IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_plane)(const char* bytes, int (*pix)[4][LANES], int m, int padding,
+IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_rows)(const char* bytes, int (*pix)[4][LANES], int m, int padding,
                                                         Py_ssize_t plane_bytes, Py_ssize_t row_bytes) {
     const char* row;
     int lane, r;
@@ -629,7 +632,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_plane)(const char* bytes, int (
 /* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
    software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
    zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin), and each
-   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_plane). */
+   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows). */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align,
         Py_ssize_t* fallback) {
@@ -658,7 +661,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
             SFX(irgrid_cubic3d_block)(g, p + LANES, next, dims, pitches, padding, align, pix[cur ^ 1], wt[cur ^ 1],
                                       fallback, &nf);
             if (by_point)
-                SFX(irgrid_prefetch_last_plane)(bytes, pix[cur ^ 1], next, padding, plane_bytes, pitch * pixel);
+                SFX(irgrid_prefetch_last_rows)(bytes, pix[cur ^ 1], next, padding, plane_bytes, pitch * pixel);
         }
         for (lane = 0; lane < LANES; lane++) {
             for (j = 0; j < 4; j++) {
