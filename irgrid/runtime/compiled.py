@@ -95,8 +95,7 @@ class CompiledModel:
         self._steps = self._plan(infos, returned)
         self._buffers = [b for step in self._steps for b in step.out if b is not None]
         # Outputs a prepared step returns are fresh arrays (returned values never get a reused buffer).
-        self._fresh = {(step.layer.id, i) for step in self._steps if step.prepared
-                       for i in range(len(step.out))} & returned
+        self._fresh = {key for step in self._steps if step.prepared for key in step.keys} & returned
         self._output_keys = [(name, (src.layer, src.output)) for name, src in self.outputs]
         self._all_fresh = all(key in self._fresh for _, key in self._output_keys)
         # The fast path of `_feed`: a dict of exact ndarrays under Parameter names, of static shapes
