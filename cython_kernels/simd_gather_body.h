@@ -616,7 +616,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_block)(const FT* g, Py_ssize_t p, Py_
    span 128 bytes, 2 or 3 lines. Prefetching all 4 rows, or the last row of every plane, measured
    slower (benchmarks/README.md, "Prefetching a binned chunk's rows"). */
 IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_rows)(const char* bytes, int (*pix)[4][LANES], int m, int padding,
-                                                        Py_ssize_t plane_bytes, Py_ssize_t row_bytes) {
+                                                       Py_ssize_t plane_bytes, Py_ssize_t row_bytes) {
     const char* row;
     int lane, r;
     for (lane = 0; lane < m; lane++)
