@@ -171,6 +171,32 @@ def test_each_call_returns_fresh_outputs(tmp_path):
     assert outputs["Y"].tobytes() == a.tobytes() and [t.type for t in timings] == ["GridSample"]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_fresh_outputs_start_on_a_cache_line(tmp_path, dtype):
+    """From 64 KiB on, a plan's fresh output (so a compiled model's GridSample output) starts on a
+    64-byte line (sampling.pyx, ALIGNED_OUTPUT_BYTES): C-contiguous and writeable, with the values the
+    kernel writes into an `out` 16 bytes past a line (where numpy's large arrays start). Smaller
+    outputs are plain arrays."""
+    x_shape, grid_shape = (1, 8, 40, 48), (1, 36, 40, 2)  # f32 output 46080 bytes: 0.7 * 64 KiB
+    inputs = _inputs(x_shape, grid_shape, dtype, key=("aligned",))
+    x, grid = inputs["X"], inputs["grid"]
+    bigger = np.concatenate([x] * 2, axis=1)  # 16 channels: 1.4 * 64 KiB in f32
+    compiled = irgrid.compile_model(_gridsample_ir(tmp_path / "m.xml", bigger.shape, grid_shape,
+                                                   element_type="f32" if dtype == np.float32 else "f64"))
+    for data, aligned in ((x, dtype == np.float64), (bigger, True)):
+        plan = sample_plan(data.shape, grid.shape, dtype, "linear", "zeros", False)
+        raw = np.empty(np.prod(plan.out_shape) * np.dtype(dtype).itemsize + 80, np.uint8)
+        start = -raw.ctypes.data % 64 + 16
+        unaligned = raw[start:start + raw.size - 80].view(dtype).reshape(plan.out_shape)
+        plan(data, grid, unaligned, 2)
+        for fresh in (plan(data, grid), plan(data, grid, None, 2)):
+            assert fresh.flags.c_contiguous and fresh.flags.writeable and fresh.dtype == dtype
+            assert (fresh.ctypes.data % 64 == 0) if aligned else fresh.base is None
+            assert fresh.tobytes() == unaligned.tobytes()
+    y = compiled({"X": bigger, "grid": grid})["Y"]
+    assert y.ctypes.data % 64 == 0 and y.tobytes() == unaligned.tobytes()
+
+
 def test_inputs_as_list_fortran_and_wrong_types(tmp_path):
     """The fast input path takes a dict of exact arrays by Parameter name; anything else goes through
     the full checks, with their errors."""
