@@ -632,7 +632,10 @@ IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_rows)(const char* bytes, int (*
 /* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
    software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
    zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin), and each
-   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows). */
+   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows). A planar
+   output of at least IRGRID_STREAM_MIN_BYTES whose channel planes start on 64-byte lines (a
+   SamplePlan's fresh output does) is written a pair of blocks at a time, one whole line per channel,
+   with non-temporal stores; then the same values as regular stores. */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align,
         Py_ssize_t* fallback) {
@@ -640,7 +643,9 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
     const Py_ssize_t pixel = LANES * (Py_ssize_t)sizeof(FT), plane_bytes = pitches[0] * pixel;
     int pix[2][3][4][LANES], j, lane, next, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
     FT wt[2][3][4][LANES], lanes[LANES];
-    VF acc[LANES], wx[4], wy[4], store_mask;
+    VF acc[LANES], wx[4], wy[4], store_mask, pending[LANES];
+    const int stream = !by_point && ((uintptr_t)y & 63) == 0 && ((y_cstride * (Py_ssize_t)sizeof(FT)) & 63) == 0
+                       && channels * y_cstride * (Py_ssize_t)sizeof(FT) >= IRGRID_STREAM_MIN_BYTES;
     Py_ssize_t p, m, c, nf = 0, ox[4], oy[4];
     const char* planes[4];
     /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel (0, 0, 0) */
@@ -688,7 +693,15 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
         /* as irgrid_interleaved_run stores: one inline helper for both, taking acc by pointer, made every
            random-grid case 1.07-1.6x slower (2 threads, alternating processes), so each run keeps its own */
         TRANSPOSE(acc);
-        if (m == LANES) {
+        if (stream && (p & LANES) == 0 && p + 2 * LANES <= n) {  /* the first of a pair: held */
+            for (c = 0; c < channels; c++)
+                pending[c] = acc[c];
+        } else if (stream && m == LANES && (p & LANES)) {  /* the second: both, a line per channel */
+            for (c = 0; c < channels; c++) {
+                STREAM(y + c * y_cstride + p - LANES, pending[c]);
+                STREAM(y + c * y_cstride + p, acc[c]);
+            }
+        } else if (m == LANES) {
             for (c = 0; c < channels; c++)
                 STOREU(y + c * y_cstride + p, acc[c]);
         } else {
@@ -697,6 +710,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
                 MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
         }
     }
+    if (stream)
+        _mm_sfence();
     return nf;
 }
 

@@ -156,6 +156,40 @@ def test_3d_cubic_special_coordinates(padding, dtype):
 
 
 @DTYPES
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_3d_cubic_streams_a_large_output(padding, dtype):
+    """A channel group's output of 1 MiB or more whose planes start on 64-byte lines (a fresh
+    output's) goes out a pair of blocks at a time with non-temporal stores (simd_gather_body.h,
+    IRGRID_STREAM_MIN_BYTES): bitwise the values regular stores write into an `out` 16 bytes past a
+    line, at 1 and 2 threads, special coordinates among the points (the scalar path writes theirs
+    after the stream); the first row of points against onnx.reference. 9 channels: a streamed group
+    and a group of 1 (regular stores)."""
+    rng = _rng("cubic3d-stream", padding)
+    grid = _dyadic(rng, (1, 2, 128, 129, 3), 1.3, oracle_step(3, "cubic"))  # 33024 points
+    x = rng.uniform(-1, 1, (1, 9, 4, 5, 6))
+    if padding == "border":  # within the pixel range, as onnx.reference's clamping needs (above)
+        edge = 1 - 1 / np.array(x.shape[:1:-1], float)
+        grid = np.clip(grid, -edge, edge)
+    expected = run_onnx_reference(x, grid[:, :1, :1], "cubic", padding, False)
+    grid.reshape(-1, 3)[1000::997, rng.integers(0, 3)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    x, grid = x.astype(dtype), grid.astype(dtype)
+    plan = sample_plan(x.shape, grid.shape, dtype, "cubic", padding, False)
+    raw = np.empty(x.itemsize * np.prod(plan.out_shape) + 80, np.uint8)
+    start = -raw.ctypes.data % 64 + 16
+    unaligned = raw[start:start + raw.size - 80].view(dtype).reshape(plan.out_shape)
+    was = sampling.use_binning("never")  # binned points go to a buffer by point, never streamed
+    try:
+        plan(x, grid, unaligned, 2)
+        for threads in (1, 2):
+            streamed = plan(x, grid, None, threads)
+            assert streamed.ctypes.data % 64 == 0
+            assert streamed.tobytes() == unaligned.tobytes()
+    finally:
+        sampling.use_binning(was)
+    np.testing.assert_allclose(unaligned[:, :, :1, :1], expected, **TOLERANCES[dtype])
+
+
+@DTYPES
 @pytest.mark.parametrize("align", [False, True])
 def test_3d_cubic_dropped_taps_read_the_zero_pixel(align, dtype):
     check_dropped_taps(3, "cubic", align, dtype, (4, 6, 5), channels=9)
