@@ -25,9 +25,10 @@
 #define IRGRID_SIMD_GROUPS 32
 #endif
 
-/* irgrid_cubic3d_run streams a channel group's output past the caches from this many bytes on (a
-   core's L2): an output that large has left them before anything reads it, and a regular store first
-   reads each line it writes (benchmarks/README.md, "Streaming tricubic's output") */
+/* 3-D cubic (irgrid_cubic3d_run, irgrid_unbin) streams a channel group's output past the caches from
+   this many bytes on (a core's L2): an output that large has left them before anything reads it, and
+   a regular store first reads each line it writes (benchmarks/README.md, "Streaming tricubic's
+   output") */
 #define IRGRID_STREAM_MIN_BYTES (1 << 20)
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -747,18 +747,33 @@ static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, Py_ssize_t n, Py_ssiz
 }
 
 /* Outputs of n points stored by point (out + j * LANES: the point in bin position j) back in point
-   order: point i (bin position slot[i]) into y + c * y_cstride + i for its first `channels` channels. */
+   order: point i (bin position slot[i]) into y + c * y_cstride + i for its first `channels` channels;
+   a large output streamed as irgrid_cubic3d_run streams its own. */
 static IRGRID_AVX2 void SFX(irgrid_unbin)(const FT* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, FT* y,
                                           Py_ssize_t y_cstride) {
-    VF r[LANES];
+    VF r[LANES], pending[LANES];
     Py_ssize_t p, c, lane;
+    const int stream = ((uintptr_t)y & 63) == 0 && ((y_cstride * (Py_ssize_t)sizeof(FT)) & 63) == 0
+                       && channels * y_cstride * (Py_ssize_t)sizeof(FT) >= IRGRID_STREAM_MIN_BYTES;
     for (p = 0; p + LANES <= n; p += LANES) {
         for (lane = 0; lane < LANES; lane++)
             r[lane] = LOADU(out + (Py_ssize_t)slot[p + lane] * LANES);
         TRANSPOSE(r);
-        for (c = 0; c < channels; c++)
-            STOREU(y + c * y_cstride + p, r[c]);
+        if (stream && (p & LANES) == 0 && p + 2 * LANES <= n) {
+            for (c = 0; c < channels; c++)
+                pending[c] = r[c];
+        } else if (stream && (p & LANES)) {
+            for (c = 0; c < channels; c++) {
+                STREAM(y + c * y_cstride + p - LANES, pending[c]);
+                STREAM(y + c * y_cstride + p, r[c]);
+            }
+        } else {
+            for (c = 0; c < channels; c++)
+                STOREU(y + c * y_cstride + p, r[c]);
+        }
     }
+    if (stream)
+        _mm_sfence();
     for (; p < n; p++)
         for (c = 0; c < channels; c++)
             y[c * y_cstride + p] = out[(Py_ssize_t)slot[p] * LANES + c];

@@ -159,9 +159,9 @@ def test_3d_cubic_special_coordinates(padding, dtype):
 @pytest.mark.parametrize("padding", PADDINGS)
 def test_3d_cubic_streams_a_large_output(padding, dtype):
     """A channel group's output of 1 MiB or more whose planes start on 64-byte lines (a fresh
-    output's) goes out a pair of blocks at a time with non-temporal stores (simd_gather_body.h,
-    IRGRID_STREAM_MIN_BYTES): bitwise the values regular stores write into an `out` 16 bytes past a
-    line, at 1 and 2 threads, special coordinates among the points (the scalar path writes theirs
+    output's) goes out a pair of blocks at a time with non-temporal stores, binned or not
+    (simd_gather_body.h, IRGRID_STREAM_MIN_BYTES): bitwise the values regular stores write into an
+    `out` 16 bytes past a line, at 1 and 2 threads, special coordinates among the points (the scalar path writes theirs
     after the stream); the first row of points against onnx.reference. 9 channels: a streamed group
     and a group of 1 (regular stores)."""
     rng = _rng("cubic3d-stream", padding)
@@ -177,13 +177,15 @@ def test_3d_cubic_streams_a_large_output(padding, dtype):
     raw = np.empty(x.itemsize * np.prod(plan.out_shape) + 80, np.uint8)
     start = -raw.ctypes.data % 64 + 16
     unaligned = raw[start:start + raw.size - 80].view(dtype).reshape(plan.out_shape)
-    was = sampling.use_binning("never")  # binned points go to a buffer by point, never streamed
+    was = sampling.use_binning("never")
     try:
         plan(x, grid, unaligned, 2)
-        for threads in (1, 2):
-            streamed = plan(x, grid, None, threads)
-            assert streamed.ctypes.data % 64 == 0
-            assert streamed.tobytes() == unaligned.tobytes()
+        for policy in ("never", "always"):  # the run's stores; binned, irgrid_unbin's
+            sampling.use_binning(policy)
+            for threads in (1, 2):
+                streamed = plan(x, grid, None, threads)
+                assert streamed.ctypes.data % 64 == 0
+                assert streamed.tobytes() == unaligned.tobytes()
     finally:
         sampling.use_binning(was)
     np.testing.assert_allclose(unaligned[:, :, :1, :1], expected, **TOLERANCES[dtype])
