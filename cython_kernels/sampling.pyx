@@ -192,8 +192,8 @@ cdef enum:
     # MiB per thread however large the grid
     BIN_SEGMENT = 1 << 20
     # A fresh output of at least this many bytes starts on a 64-byte line (SamplePlan._fresh): numpy's
-    # large arrays lie 16 bytes past a page, so every other 32-byte store of the kernels' outputs split
-    # two cache lines. Measured (2026-11-27, 2 threads, one process alternating aligned and unaligned
+    # large arrays start 16 (or 32) bytes past one, after malloc's header, so every other 32-byte store
+    # of the kernels' outputs split two cache lines. Measured (2026-11-27, 2 threads, one process alternating aligned and unaligned
     # outputs): 0.94-1.00x the time on every benchmark case.
     ALIGNED_OUTPUT_BYTES = 1 << 16
 

@@ -161,9 +161,9 @@ def test_3d_cubic_streams_a_large_output(padding, dtype):
     """A channel group's output of 1 MiB or more whose planes start on 64-byte lines (a fresh
     output's) goes out a pair of blocks at a time with non-temporal stores, binned or not
     (simd_gather_body.h, IRGRID_STREAM_MIN_BYTES): bitwise the values regular stores write into an
-    `out` 16 bytes past a line, at 1 and 2 threads, special coordinates among the points (the scalar path writes theirs
-    after the stream); the first row of points against onnx.reference. 9 channels: a streamed group
-    and a group of 1 (regular stores)."""
+    `out` 16 bytes past a line, at 1 and 2 threads, special coordinates among the points (the scalar
+    path writes theirs after the stream); the first row of points against onnx.reference. 9
+    channels: a streamed group and a group of 1 (regular stores)."""
     rng = _rng("cubic3d-stream", padding)
     grid = _dyadic(rng, (1, 2, 128, 129, 3), 1.3, oracle_step(3, "cubic"))  # 33024 points
     x = rng.uniform(-1, 1, (1, 9, 4, 5, 6))

@@ -175,7 +175,7 @@ def test_each_call_returns_fresh_outputs(tmp_path):
 def test_large_fresh_outputs_start_on_a_cache_line(tmp_path, dtype):
     """From 64 KiB on, a plan's fresh output (so a compiled model's GridSample output) starts on a
     64-byte line (sampling.pyx, ALIGNED_OUTPUT_BYTES): C-contiguous and writeable, with the values the
-    kernel writes into an `out` 16 bytes past a line (where numpy's large arrays start). Smaller
+    kernel writes into an `out` 16 bytes past a line (where numpy's large arrays often start). Smaller
     outputs are plain arrays."""
     x_shape, grid_shape = (1, 8, 40, 48), (1, 36, 40, 2)  # f32 output 46080 bytes: 0.7 * 64 KiB
     inputs = _inputs(x_shape, grid_shape, dtype, key=("aligned",))
