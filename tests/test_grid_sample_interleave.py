@@ -22,6 +22,7 @@ from irgrid.ops.grid_sample import sample, sample_plan
 from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
 from test_grid_sample_edge_cases import run_ort
 from test_grid_sample_oracles import run_onnx_reference
+from test_prepared import unaligned_out
 from test_grid_sample_simd import (PADDINGS, SPECIALS, TOLERANCES, _dyadic, _rng, check_dropped_taps,
                                    check_special_coordinates, oracle_step)
 
@@ -174,9 +175,7 @@ def test_3d_cubic_streams_a_large_output(padding, dtype):
     grid.reshape(-1, 3)[1000::997, rng.integers(0, 3)] = SPECIALS[rng.integers(0, len(SPECIALS))]
     x, grid = x.astype(dtype), grid.astype(dtype)
     plan = sample_plan(x.shape, grid.shape, dtype, "cubic", padding, False)
-    raw = np.empty(x.itemsize * np.prod(plan.out_shape) + 80, np.uint8)
-    start = -raw.ctypes.data % 64 + 16
-    unaligned = raw[start:start + raw.size - 80].view(dtype).reshape(plan.out_shape)
+    unaligned = unaligned_out(plan.out_shape, dtype)
     was = sampling.use_binning("never")
     try:
         plan(x, grid, unaligned, 2)

@@ -66,6 +66,15 @@ def _inputs(x_shape, grid_shape, dtype, grid_layout="nhwc", key=()):
     return {"X": rng.standard_normal(x_shape).astype(dtype), "grid": np.ascontiguousarray(grid, dtype)}
 
 
+def unaligned_out(shape, dtype) -> np.ndarray:
+    """An empty C-contiguous array of `shape` that starts 16 bytes past a 64-byte line (where numpy's
+    large arrays often start): kernels write it with regular stores."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(size + 80, np.uint8)
+    start = -raw.ctypes.data % 64 + 16
+    return raw[start:start + size].view(dtype).reshape(shape)
+
+
 def _steps_prepared(compiled) -> list[bool]:
     return [step.prepared is not None for step in compiled._steps]
 
@@ -185,9 +194,7 @@ def test_large_fresh_outputs_start_on_a_cache_line(tmp_path, dtype):
                                                    element_type="f32" if dtype == np.float32 else "f64"))
     for data, aligned in ((x, dtype == np.float64), (bigger, True)):
         plan = sample_plan(data.shape, grid.shape, dtype, "linear", "zeros", False)
-        raw = np.empty(np.prod(plan.out_shape) * np.dtype(dtype).itemsize + 80, np.uint8)
-        start = -raw.ctypes.data % 64 + 16
-        unaligned = raw[start:start + raw.size - 80].view(dtype).reshape(plan.out_shape)
+        unaligned = unaligned_out(plan.out_shape, dtype)
         plan(data, grid, unaligned, 2)
         for fresh in (plan(data, grid), plan(data, grid, None, 2)):
             assert fresh.flags.c_contiguous and fresh.flags.writeable and fresh.dtype == dtype
