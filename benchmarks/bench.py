@@ -170,8 +170,8 @@ def _affine_onnx(case: dict, path: Path) -> Path:
         inputs.append(helper.make_tensor_value_info("X", TensorProto.FLOAT, list(case["x"])))
         nodes.append(helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=_MODES[case["mode"]][1],
                                       padding_mode="zeros", align_corners=0))
-    graph = helper.make_graph(nodes, case["kind"], inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-                              initializer=[size])
+    output = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    graph = helper.make_graph(nodes, case["kind"], inputs, [output], initializer=[size])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), str(path))
     return path
 
@@ -292,7 +292,9 @@ def _inputs(case: dict) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(SEED)
     if case["kind"] in AFFINE_KINDS:
         theta = {"theta": _affine_theta(case["theta"], rng)}
-        return theta if case["kind"] == "affine_grid" else {**theta, "X": rng.uniform(-1, 1, case["x"]).astype(np.float32)}
+        if case["kind"] == "affine_grid":
+            return theta
+        return {**theta, "X": rng.uniform(-1, 1, case["x"]).astype(np.float32)}
     if case["kind"] == "prior_grid":
         # The op reads only the shapes of these two.
         return {"feature_map": np.zeros(case["featmap"], np.float32), "image": np.zeros(case["image"], np.float32)}
@@ -631,8 +633,8 @@ def _copy_bandwidth(threads: int, mib: int, repeat: int) -> dict:
 # driver
 
 def _available(peer: str) -> bool:
-    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "irgrid_unfused": "irgrid", "openvino": "openvino", "openvino_ext": "openvino",
-              "onnxruntime": "onnxruntime", "torch": "torch"}[peer]
+    module = {"irgrid": "irgrid", "irgrid_kernel": "irgrid", "irgrid_unfused": "irgrid", "openvino": "openvino",
+              "openvino_ext": "openvino", "onnxruntime": "onnxruntime", "torch": "torch"}[peer]
     if importlib.util.find_spec(module) is None:
         return False
     return peer != "onnxruntime" or importlib.util.find_spec("onnx") is not None
@@ -778,7 +780,9 @@ def _describe(case: dict) -> str:
                 f"{'with' if case['mask'] else 'no'} mask")
     if case["kind"] in AFFINE_KINDS:
         text = f"theta {_shape(case['theta'])}, size {_shape(case['size'])}"
-        return text if case["kind"] == "affine_grid" else f"AffineGrid ({text}) -> GridSample X {_shape(case['x'])}, {case['mode']}"
+        if case["kind"] == "affine_grid":
+            return text
+        return f"AffineGrid ({text}) -> GridSample X {_shape(case['x'])}, {case['mode']}"
     if case["kind"] == "prior_grid":
         return f"priors {case['priors']}x4, featmap {_shape(case['featmap'])}, image {_shape(case['image'])}"
     return f"X {_shape(case['x'])}, grid {_shape(case['grid'])} ({case['grid_kind']}), {case['mode']}"
@@ -1011,7 +1015,8 @@ def _print_tables(report: dict, available: dict) -> None:
                 notes.append(f"{row['case']} / {PEER_LABELS[p]}: {res['error']}")
             else:
                 ratio = row.get("ratio_peer_over_irgrid", {}).get(p)
-                cells.append(_fmt_ms(res["timing"]["median_ms"]) + _busy_mark(res) + (f" ({ratio:.2f}x)" if ratio else ""))
+                cells.append(_fmt_ms(res["timing"]["median_ms"]) + _busy_mark(res)
+                             + (f" ({ratio:.2f}x)" if ratio else ""))
                 diff = res.get("max_abs_diff_vs_irgrid")
                 if isinstance(diff, float):
                     diffs.append(diff)
@@ -1039,7 +1044,8 @@ def _print_tables(report: dict, available: dict) -> None:
     if deform:
         sgemm = report.get("sgemm") or {}
         print(f"\nDeformConv: irgrid GFLOP/s and its fraction of the best SGEMM rate of this run "
-              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); peak extra memory (data channels-last, reordered filters, im2col tile, GEMM block):")
+              f"({sgemm.get('GFLOPs', float('nan')):.0f} GFLOP/s); peak extra memory (data channels-last, "
+              "reordered filters, im2col tile, GEMM block):")
         for r in deform:
             frac = r.get("fraction_of_sgemm")
             print(f"  {r['case']:<32} {r['irgrid_GFLOPs']:7.1f} GFLOP/s  {(f'{100 * frac:.0f}%' if frac else '-'):>5} "

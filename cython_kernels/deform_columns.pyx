@@ -139,8 +139,10 @@ cdef extern from *:
             const float* c = x + off[2]; const float* d = x + off[3];
             for (j = 0; j < len; j += 8) {
                 __m256 v = _mm256_add_ps(
-                    _mm256_add_ps(_mm256_mul_ps(w0, _mm256_loadu_ps(a + j)), _mm256_mul_ps(w1, _mm256_loadu_ps(b + j))),
-                    _mm256_add_ps(_mm256_mul_ps(w2, _mm256_loadu_ps(c + j)), _mm256_mul_ps(w3, _mm256_loadu_ps(d + j))));
+                    _mm256_add_ps(_mm256_mul_ps(w0, _mm256_loadu_ps(a + j)),
+                                  _mm256_mul_ps(w1, _mm256_loadu_ps(b + j))),
+                    _mm256_add_ps(_mm256_mul_ps(w2, _mm256_loadu_ps(c + j)),
+                                  _mm256_mul_ps(w3, _mm256_loadu_ps(d + j))));
                 if (n == 8) {
                     const float* e = x + off[4]; const float* f = x + off[5];
                     const float* g = x + off[6]; const float* h = x + off[7];
@@ -623,7 +625,8 @@ def deformable_columns(const floating[::1] x, const floating[::1] offsets, const
 
 
 cdef void transpose_block(const floating* src, Py_ssize_t src_stride, floating* dst, Py_ssize_t dst_stride,
-                         Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1, const floating* bias) noexcept nogil:
+                         Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t c0, Py_ssize_t c1,
+                         const floating* bias) noexcept nogil:
     """dst[c, r] = src[r, c] (+ bias[c]) for rows r in [r0, r1) and columns c in [c0, c1): the AVX2
     kernel for f32 where selected, else 8 x 8 tiles in plain C (8 source rows fit an 8-way L1 set
     even when the row stride is a power of two)."""

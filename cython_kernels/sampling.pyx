@@ -36,20 +36,20 @@ path: 64 taps per point, below; from INTERLEAVE_MIN_CHANNELS channels on, 3-D ne
 INTERLEAVE_MIN_CHANNELS_3D_NEAREST; `use_interleave`). A gather costs about one element per cycle on
 Zen3, no cheaper than scalar loads, so the path above stays near 5 cycles per output, worse with 16
 (bicubic) or 8 (trilinear) taps.
-Instead, a work unit (batch item, group of 8 f32 / 4 f64 channels,
-a span of points) copies the group's planes into a per-thread scratch as pixels of one vector each
-(8x8 / 4x4 register transposes; missing channels of a last partial group are zeros), plus one pixel
-of zeros that every tap zeros padding drops points at, so nothing out of range, and no Inf or NaN of
-X, is read for it. Per group of 8 / 4 points the gather path's tap code (irgrid_lane_taps,
-irgrid_taps: one generic over rank and taps per dim) gives offsets and weights; each tap is then one
-vector load of all the group's channels, weight broadcast, FMA in the gather path's order (taps
-outer, the 8 / 4 points' independent chains inner), so every output has the same FMA chain and the
-same bits as the gather path (fused AffineGrid may take either path). 8 / 4 points x channels are transposed back in registers and
-stored contiguously into each channel plane. Points the tap code leaves (non-finite or far) go
-through point_taps on the planar X. Units are scheduled statically; items with fewer groups than
-2 x threads are split into spans of points, a thread copying a group in once per run of its units.
-The scratch is (plane + 1) pixels x 32 bytes per thread, at most INTERLEAVE_MAX_BYTES (larger
-planes keep the gather path; a 32x64x64 volume of 8 f32 channels is 4 MiB), allocated per call.
+Instead, a work unit (batch item, group of 8 f32 / 4 f64 channels, a span of points) copies the
+group's planes into a per-thread scratch as pixels of one vector each (8x8 / 4x4 register transposes;
+missing channels of a last partial group are zeros), plus one pixel of zeros that every tap zeros
+padding drops points at, so nothing out of range, and no Inf or NaN of X, is read for it. Per group of
+8 / 4 points the gather path's tap code (irgrid_lane_taps, irgrid_taps: one generic over rank and taps
+per dim) gives offsets and weights; each tap is then one vector load of all the group's channels,
+weight broadcast, FMA in the gather path's order (taps outer, the 8 / 4 points' independent chains
+inner), so every output has the same FMA chain and the same bits as the gather path (fused AffineGrid
+may take either path). 8 / 4 points x channels are transposed back in registers and stored
+contiguously into each channel plane. Points the tap code leaves (non-finite or far) go through
+point_taps on the planar X. Units are scheduled statically; items with fewer groups than 2 x threads
+are split into spans of points, a thread copying a group in once per run of its units. The scratch is
+(plane + 1) pixels x 32 bytes per thread, at most INTERLEAVE_MAX_BYTES (larger planes keep the gather
+path; a 32x64x64 volume of 8 f32 channels is 4 MiB), allocated per call.
 Measured as above plus 2-thread wall time (interleaved / gather path time, smooth and random grids):
 bilinear 0.31-0.35, nearest 0.39-0.68, batched bilinear 0.25-0.36; with 1-3 channels it was about as
 fast or up to 1.25x slower than the gather path, with 4 channels 0.6-1.0x its time, hence the
@@ -142,8 +142,8 @@ cdef extern from "simd_gather.h":
                                     Py_ssize_t z0, Py_ssize_t z1, double* s) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
-                                             Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
-                                             int padding, int align, Py_ssize_t* fallback) noexcept nogil
+                                             Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides,
+                                             int mode, int padding, int align, Py_ssize_t* fallback) noexcept nogil
     Py_ssize_t irgrid_cubic3d_run_f32(const float* s, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
                                       Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding,
                                       int align, Py_ssize_t* fallback) noexcept nogil
@@ -160,8 +160,8 @@ cdef extern from "simd_gather.h":
                           Py_ssize_t y_cstride) noexcept nogil
     Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
                                              Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane,
-                                             Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides, int mode,
-                                             int padding, int align, Py_ssize_t* fallback) noexcept nogil
+                                             Py_ssize_t rank, const Py_ssize_t* dims, const Py_ssize_t* strides,
+                                             int mode, int padding, int align, Py_ssize_t* fallback) noexcept nogil
 
 cdef enum:
     PIXEL_BYTES = 32  # a pixel of the interleaved scratches: one AVX2 vector of a group's channels
@@ -193,8 +193,8 @@ cdef enum:
     BIN_SEGMENT = 1 << 20
     # A fresh output of at least this many bytes starts on a 64-byte line (SamplePlan._fresh): numpy's
     # large arrays start 16 (or 32) bytes past one, after malloc's header, so every other 32-byte store
-    # of the kernels' outputs split two cache lines. Measured (2026-11-27, 2 threads, one process alternating aligned and unaligned
-    # outputs): 0.94-1.00x the time on every benchmark case.
+    # of the kernels' outputs split two cache lines. Measured (2026-11-27, 2 threads, one process
+    # alternating aligned and unaligned outputs): 0.94-1.00x the time on every benchmark case.
     ALIGNED_OUTPUT_BYTES = 1 << 16
 
 cdef bint simd_on = irgrid_simd_available()
@@ -453,7 +453,8 @@ cdef inline bint rows_layout(Py_ssize_t rank, int mode, const Py_ssize_t* dims) 
     return rank == 3 and mode == MODE_CUBIC and row_pixels(dims) * PIXEL_BYTES <= INTERLEAVE_MAX_BYTES
 
 
-cdef inline Py_ssize_t scratch_pixels(Py_ssize_t rank, int mode, const Py_ssize_t* dims, Py_ssize_t plane) noexcept nogil:
+cdef inline Py_ssize_t scratch_pixels(Py_ssize_t rank, int mode, const Py_ssize_t* dims,
+                                      Py_ssize_t plane) noexcept nogil:
     return row_pixels(dims) if rows_layout(rank, mode, dims) else plane + 1
 
 
@@ -463,7 +464,8 @@ cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, const Py_ssize_t* di
     chosen: a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the
     vector path fits)."""
     cdef Py_ssize_t lanes = PIXEL_BYTES // itemsize
-    cdef Py_ssize_t least = INTERLEAVE_MIN_CHANNELS_3D_NEAREST if rank == 3 and mode == MODE_NEAREST else INTERLEAVE_MIN_CHANNELS
+    cdef Py_ssize_t least = (INTERLEAVE_MIN_CHANNELS_3D_NEAREST if rank == 3 and mode == MODE_NEAREST
+                             else INTERLEAVE_MIN_CHANNELS)
     if (interleave_policy == 0 or scratch_pixels(rank, mode, dims, plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
             or (interleave_policy == 1 and channels < least)):
         return 0
@@ -664,7 +666,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     threads."""
     cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, items = batch, segment = points
     cdef Py_ssize_t spans = 1, span, n_units, unit, i, b, k, first, last, n_chunks = 0
-    cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # 64-byte multiple
+    cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # of 64 bytes
     cdef Py_ssize_t bin_bytes = 0, head
     cdef Bins binning
     cdef Bins* bins = NULL

@@ -117,7 +117,8 @@ class CompiledModel:
             if fusion is not None:
                 layer, inputs = fusion.layer, fusion.inputs
             else:
-                inputs = [(s.layer, s.output) for s in (self.model.producer(layer, i) for i in range(len(layer.inputs)))]
+                producers = (self.model.producer(layer, i) for i in range(len(layer.inputs)))
+                inputs = [(s.layer, s.output) for s in producers]
             out = []
             for index in range(len(layer.outputs)):
                 info = infos.get((layer_id, index))

@@ -131,5 +131,6 @@ def format_plan(plan: dict[str, Any]) -> str:
 
 
 def _format_output(output: dict) -> str:
-    shape = "?" if output["shape"] is None else "[" + ",".join("?" if d is None else str(d) for d in output["shape"]) + "]"
+    dims = output["shape"]
+    shape = "?" if dims is None else "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
     return f'{shape} {output["element_type"]} {output["buffer"]}'
