@@ -87,6 +87,14 @@ they copy the whole plane first. The generic run stays in irgrid_interleaved_sam
 row scratch does not fit: dropping its 3-D cubic case from that function made 3-D
 trilinear random 1.13-1.29x slower, with no change to its code (benchmarks/README.md, "Where the
 stack lies").
+2-D cubic has its run too (irgrid_cubic2d_run, 2026-11-27): one plane of that layout before 4 zero
+rows (irgrid_interleave_plane2d, copied whole when a thread takes a group up), a point's 16 taps one
+offset with zeros padding and 4 row and 4 pixel offsets otherwise (irgrid_cubic_window and
+irgrid_cubic_taps, shared with 3-D), summed as 3-D sums one plane. X 1x32x256x256, 2 threads,
+alternating processes: 0.53-0.57x the generic run's time (smooth and random grids; benchmarks/README.md,
+"A separable 2-D cubic run"). Its sums differ from the gather path's by rounding only, so 2-D cubic's
+bits now depend on the path as 3-D cubic's do (on the channel count: the gather path below
+INTERLEAVE_MIN_CHANNELS).
 """
 import math
 
@@ -150,6 +158,16 @@ cdef extern from "simd_gather.h":
     Py_ssize_t irgrid_cubic3d_run_f64(const double* s, const double* g, double* y, Py_ssize_t n, Py_ssize_t channels,
                                       Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding,
                                       int align, Py_ssize_t* fallback) noexcept nogil
+    void irgrid_interleave_plane2d_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride,
+                                       const Py_ssize_t* dims, float* s) noexcept nogil
+    void irgrid_interleave_plane2d_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride,
+                                       const Py_ssize_t* dims, double* s) noexcept nogil
+    Py_ssize_t irgrid_cubic2d_run_f32(const float* s, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
+                                      Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
+                                      Py_ssize_t* fallback) noexcept nogil
+    Py_ssize_t irgrid_cubic2d_run_f64(const double* s, const double* g, double* y, Py_ssize_t n, Py_ssize_t channels,
+                                      Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
+                                      Py_ssize_t* fallback) noexcept nogil
     void irgrid_tile_keys_f32(const float* g, Py_ssize_t n, Py_ssize_t rank, const double* scale, const double* offset,
                               const Py_ssize_t* tiles, int* keys) noexcept nogil
     void irgrid_tile_keys_f64(const double* g, Py_ssize_t n, Py_ssize_t rank, const double* scale,
@@ -362,7 +380,14 @@ cdef void simd_points(const floating* xb, const floating* g, floating* yb, Py_ss
     cdef Py_ssize_t tap_off[SIMD_MAX_TAPS]
     cdef floating tap_w[SIMD_MAX_TAPS]
     cdef Py_ssize_t i, j, count, n_fallback
-    if scratch != NULL and rows_layout(rank, mode, dims):
+    if scratch != NULL and rank == 2 and rows_layout(rank, mode, padding, dims):
+        if floating is float:
+            n_fallback = irgrid_cubic2d_run_f32(scratch, g, yb, n, channels, y_cstride, dims, padding, align_corners,
+                                                fallback)
+        else:
+            n_fallback = irgrid_cubic2d_run_f64(scratch, g, yb, n, channels, y_cstride, dims, padding, align_corners,
+                                                fallback)
+    elif scratch != NULL and rows_layout(rank, mode, padding, dims):
         if floating is float:
             n_fallback = irgrid_cubic3d_run_f32(scratch, g, yb, n, channels, y_cstride, by_point, dims, padding,
                                                 align_corners, fallback)
@@ -440,25 +465,28 @@ cdef void simd_chunk(const floating* x, const floating* coords, floating* y, Py_
               affine, extents, starts, steps, b, p0, p1, c0, c1, NULL, NULL)
 
 
-cdef inline Py_ssize_t row_pixels(const Py_ssize_t* dims) noexcept nogil:
-    """Pixels of 3-D cubic's row scratch (irgrid_interleave_rows): D planes of H rows of W pixels, each
-    row after 3 zero pixels, each plane after 3 zero rows, the planes after 3 zero planes and before 4."""
+cdef inline Py_ssize_t row_pixels(Py_ssize_t rank, const Py_ssize_t* dims) noexcept nogil:
+    """Pixels of cubic's row scratch: in 3-D (irgrid_interleave_rows) D planes of H rows of W pixels,
+    each row after 3 zero pixels, each plane after 3 zero rows, the planes after 3 zero planes and
+    before 4; in 2-D (irgrid_interleave_plane2d) one such plane, its rows before 4 zero rows."""
+    if rank == 2:
+        return (dims[0] + 7) * (dims[1] + 3)
     return (dims[0] + 7) * (dims[1] + 3) * (dims[2] + 3)
 
 
-cdef inline bint rows_layout(Py_ssize_t rank, int mode, const Py_ssize_t* dims) noexcept nogil:
-    """Whether a 3-D cubic group goes through a row scratch and irgrid_cubic3d_run: wherever that
-    fits INTERLEAVE_MAX_BYTES. Otherwise (the row scratch is slightly larger) the plane and one zero
-    pixel serve irgrid_interleaved_sample's generic run."""
-    return rank == 3 and mode == MODE_CUBIC and row_pixels(dims) * PIXEL_BYTES <= INTERLEAVE_MAX_BYTES
+cdef inline bint rows_layout(Py_ssize_t rank, int mode, int padding, const Py_ssize_t* dims) noexcept nogil:
+    """Whether a cubic group goes through a row scratch and its separable run (irgrid_cubic2d_run,
+    irgrid_cubic3d_run): wherever that scratch fits INTERLEAVE_MAX_BYTES. Otherwise (the row scratch
+    is slightly larger) the plane and one zero pixel serve irgrid_interleaved_sample's generic run."""
+    return mode == MODE_CUBIC and rank >= 2 and row_pixels(rank, dims) * PIXEL_BYTES <= INTERLEAVE_MAX_BYTES
 
 
-cdef inline Py_ssize_t scratch_pixels(Py_ssize_t rank, int mode, const Py_ssize_t* dims,
+cdef inline Py_ssize_t scratch_pixels(Py_ssize_t rank, int mode, int padding, const Py_ssize_t* dims,
                                       Py_ssize_t plane) noexcept nogil:
-    return row_pixels(dims) if rows_layout(rank, mode, dims) else plane + 1
+    return row_pixels(rank, dims) if rows_layout(rank, mode, padding, dims) else plane + 1
 
 
-cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, const Py_ssize_t* dims, Py_ssize_t plane,
+cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, int padding, const Py_ssize_t* dims, Py_ssize_t plane,
                                  Py_ssize_t channels, Py_ssize_t itemsize) noexcept nogil:
     """Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not
     chosen: a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the
@@ -466,7 +494,7 @@ cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, const Py_ssize_t* di
     cdef Py_ssize_t lanes = PIXEL_BYTES // itemsize
     cdef Py_ssize_t least = (INTERLEAVE_MIN_CHANNELS_3D_NEAREST if rank == 3 and mode == MODE_NEAREST
                              else INTERLEAVE_MIN_CHANNELS)
-    if (interleave_policy == 0 or scratch_pixels(rank, mode, dims, plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
+    if (interleave_policy == 0 or scratch_pixels(rank, mode, padding, dims, plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
             or (interleave_policy == 1 and channels < least)):
         return 0
     return lanes
@@ -486,11 +514,16 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
     cdef Py_ssize_t key = unit // spans, b = key // groups
     cdef Py_ssize_t c0 = key % groups * lanes, p0 = first + unit % spans * span
     cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, last)
-    cdef bint rows = rows_layout(rank, mode, dims)
+    cdef bint rows = rows_layout(rank, mode, padding, dims)
     if p0 >= p1:
         return
     if held.key != key:
-        if rows:
+        if rows and rank == 2:
+            if floating is float:
+                irgrid_interleave_plane2d_f32(x + (b * channels + c0) * plane, c1 - c0, plane, dims, scratch)
+            else:
+                irgrid_interleave_plane2d_f64(x + (b * channels + c0) * plane, c1 - c0, plane, dims, scratch)
+        elif rows:
             if floating is float:
                 irgrid_rows_padding_f32(dims, scratch)
             else:
@@ -505,7 +538,7 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
                     b, p0, p1, c0, c1, scratch, held, bins, thread)
     else:
         simd_span(x, coords, y, channels, rank, dims, strides, plane, points, max_taps, mode, padding, align_corners,
-                  affine, extents, starts, steps, b, p0, p1, c0, c1, scratch, held if rows else NULL)
+                  affine, extents, starts, steps, b, p0, p1, c0, c1, scratch, held if rows and rank == 3 else NULL)
 
 
 cdef void hold_planes(const floating* xb, Py_ssize_t channels, Py_ssize_t plane, const Py_ssize_t* dims,
@@ -666,7 +699,8 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     threads."""
     cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, items = batch, segment = points
     cdef Py_ssize_t spans = 1, span, n_units, unit, i, b, k, first, last, n_chunks = 0
-    cdef Py_ssize_t scratch_items = (scratch_pixels(rank, mode, dims, plane) * lanes + 15) // 16 * 16  # of 64 bytes
+    cdef Py_ssize_t pixels = scratch_pixels(rank, mode, padding, dims, plane)
+    cdef Py_ssize_t scratch_items = (pixels * lanes + 15) // 16 * 16  # a multiple of 64 bytes
     cdef Py_ssize_t bin_bytes = 0, head
     cdef Bins binning
     cdef Bins* bins = NULL
@@ -674,7 +708,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     cdef floating* scratch
     cdef Held* held
     cdef int t
-    if bin_policy and not affine and rows_layout(rank, mode, dims):
+    if bin_policy and not affine and rank == 3 and rows_layout(rank, mode, padding, dims):
         binning.n_tiles = tiling(rank, dims, align_corners, BIN_CAPACITY, binning.tiles, binning.scale,
                                  binning.offset, &binning.judge_rows)
         if binning.n_tiles <= BIN_CAPACITY:  # else even tiles of every row outnumber a chunk's points
@@ -771,7 +805,7 @@ cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_
     (the caller holds the GIL; the loops release it)."""
     cdef Py_ssize_t lanes
     if simd_on and irgrid_interleave_fits(rank, mode, plane):
-        lanes = interleave_lanes(rank, mode, dims, plane, channels, sizeof(floating))
+        lanes = interleave_lanes(rank, mode, padding, dims, plane, channels, sizeof(floating))
         if lanes:
             run_interleave(x, coords, y, batch, channels, rank, dims, strides, plane, points, max_taps, mode,
                            padding, align_corners, affine, extents, starts, steps, num_threads, lanes)

@@ -218,6 +218,15 @@ static void irgrid_interleave_f32(const float* x, Py_ssize_t channels, Py_ssize_
 static void irgrid_interleave_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
         double* s) {}
 static void irgrid_rows_padding_f32(const Py_ssize_t* dims, float* s) {}
+static void irgrid_interleave_plane2d_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride,
+        const Py_ssize_t* dims, float* s) {}
+static void irgrid_interleave_plane2d_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride,
+        const Py_ssize_t* dims, double* s) {}
+static Py_ssize_t irgrid_cubic2d_run_f32(const float* s, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
+        Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align, Py_ssize_t* fallback) { return -1; }
+static Py_ssize_t irgrid_cubic2d_run_f64(const double* s, const double* g, double* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
+        Py_ssize_t* fallback) { return -1; }
 static void irgrid_depth_range_f32(const float* g, Py_ssize_t n, float* lo, float* hi) {}
 static void irgrid_interleave_rows_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride,
         const Py_ssize_t* dims, Py_ssize_t z0, Py_ssize_t z1, float* s) {}

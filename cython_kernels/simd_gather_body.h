@@ -457,11 +457,11 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
    64 taps are 4 planes, 4 rows in each and 4 pixels in each row, each dim with its 4 weights: a row's
    four x taps are summed with the x weights, a plane's four rows with the y weights, the planes with
    the z weights, all held in registers.
-   With zeros padding (irgrid_cubic3d_window) a point's taps are consecutive in every dim (a dropped
+   With zeros padding (irgrid_cubic_window) a point's taps are consecutive in every dim (a dropped
    tap reads the padding's zeros), so a point needs one offset, its first tap's, and its taps lie at
    constant strides from it; a point one of whose dims keeps no tap (and a fallback point) reads the
    zero window of the trailing planes. Border and reflection padding repeat or mirror pixels, so their
-   taps (irgrid_cubic3d_taps) are 4 plane, 4 row and 4 pixel offsets per point.
+   taps (irgrid_cubic_taps) are 4 plane, 4 row and 4 pixel offsets per point.
    sampling.pyx takes this run wherever that scratch fits (`rows_layout`), the generic one elsewhere. */
 
 /* The zero planes of that scratch (dims D, H, W of (D + 7) * (H + 3) * (W + 3) pixels): the 3 before
@@ -526,21 +526,22 @@ static IRGRID_AVX2 void SFX(irgrid_depth_range)(const FT* g, Py_ssize_t n, FT* l
     *hi = most;
 }
 
-/* The taps of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run with border or reflection
-   padding: per dim (z, y, x) 4 byte offsets from the scratch's pixel (0, 0, 0) (dropped ones at that
-   dim's index D, H or W, which is padding) and 4 weights; fallback as irgrid_simd_sample's (those
+/* The taps of points [p, p + m) (m <= LANES) of a rank-2 or rank-3 grid for irgrid_cubic2d_run or
+   irgrid_cubic3d_run with border or reflection padding: per dim (outermost first) 4 byte offsets from
+   the scratch's first pixel (dropped ones at that dim's index D, H or W, which is padding) and 4
+   weights; fallback as irgrid_simd_sample's (those
    lanes read the zero plane). */
-IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
-        const Py_ssize_t* strides, int padding, int align, int (*pix)[4][LANES], FT (*wt)[4][LANES],
-        Py_ssize_t* fallback, Py_ssize_t* nf) {
+IRGRID_AVX2_INLINE void SFX(irgrid_cubic_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, int rank,
+        const Py_ssize_t* dims, const Py_ssize_t* strides, int padding, int align, int (*pix)[4][LANES],
+        FT (*wt)[4][LANES], Py_ssize_t* fallback, Py_ssize_t* nf) {
     SFX(irgrid_dim) d[3];
     VF no_plane;
     int k, j;
-    SFX(irgrid_lane_taps)(g, p, m, 3, dims, strides, 2, padding, align, 1, d, fallback, nf);
-    /* lanes keeping no plane (fallback lanes among them, whose other taps may lie anywhere) read the
-       zero plane's zero row's zero pixel */
+    SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, 2, padding, align, 1, d, fallback, nf);
+    /* lanes keeping no plane (2-D: row; fallback lanes among them, whose other taps may lie anywhere)
+       read the zero plane's zero row's zero pixel */
     no_plane = ANDNOT(OR(OR(d[0].ok[0], d[0].ok[1]), OR(d[0].ok[2], d[0].ok[3])), CMP(ZERO(), ZERO(), _CMP_EQ_OQ));
-    for (k = 0; k < 3; k++) {
+    for (k = 0; k < rank; k++) {
         /* the zero plane, a plane's zero row, a row's zero pixel */
         const VI zeros = ISET1((int)(dims[k] * strides[k]));
         for (j = 0; j < 4; j++) {
@@ -550,20 +551,21 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_taps)(const FT* g, Py_ssize_t p, Py_s
     }
 }
 
-/* The taps of points [p, p + m) (m <= LANES) for irgrid_cubic3d_run with zeros padding: per lane the
-   byte offset of its first tap in the scratch (`first`) and per dim (z, y, x) 4 weights, as
-   irgrid_cubic3d_taps computes them; fallback as irgrid_simd_sample's (those lanes read the zero
-   window). */
-IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_window)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
-        const Py_ssize_t* pitches, int align, int* first, FT (*wt)[4][LANES], Py_ssize_t* fallback, Py_ssize_t* nf) {
+/* The taps of points [p, p + m) (m <= LANES) of a rank-2 or rank-3 grid for irgrid_cubic2d_run or
+   irgrid_cubic3d_run with zeros padding: per lane the byte offset of its first tap in the scratch
+   (`first`) and per dim (outermost first) 4 weights, as irgrid_cubic_taps computes them; fallback as
+   irgrid_simd_sample's (those lanes read the zero window, 4 zero rows or planes after the last). */
+IRGRID_AVX2_INLINE void SFX(irgrid_cubic_window)(const FT* g, Py_ssize_t p, Py_ssize_t m, int rank,
+        const Py_ssize_t* dims, const Py_ssize_t* pitches, int align, int* first, FT (*wt)[4][LANES],
+        Py_ssize_t* fallback, Py_ssize_t* nf) {
     const VF one = SET1(1), all = CMP(one, one, _CMP_EQ_OQ);
     VF bad = ZERO(), out = ZERO(), gk[3], x, base, w[4];
     VI pixel = ISET1(0);
     FT coords[3][LANES];
     int k, j;
-    SFX(irgrid_lane_coords)(g, p, m, 3, gk, coords);
-    for (k = 0; k < 3; k++) {  /* dim k outermost first; the grid lists innermost first */
-        x = SFX(irgrid_pixel_coordinate)(gk[2 - k], dims[k], align, 1, &bad);
+    SFX(irgrid_lane_coords)(g, p, m, rank, gk, coords);
+    for (k = 0; k < rank; k++) {  /* dim k outermost first; the grid lists innermost first */
+        x = SFX(irgrid_pixel_coordinate)(gk[rank - 1 - k], dims[k], align, 1, &bad);
         base = FLOOR(x);
         NATIVE_CUBIC(SUB(x, base), w);
         for (j = 0; j < 4; j++)
@@ -575,7 +577,8 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_window)(const FT* g, Py_ssize_t p, Py
         pixel = IADD(pixel, IMUL(TOINT(ADD(base, SET1(3))), ISET1((int)pitches[k])));
     }
     SFX(irgrid_record_fallback)(bad, p, m, fallback, nf);
-    /* a dim without taps, or a fallback lane: plane D + 3, the first of the 4 trailing zero planes */
+    /* a dim without taps, or a fallback lane: plane D + 3 (row H + 3), the first of the 4 trailing zero
+       planes (rows) */
     ISTOREU(first, ISHL5(KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all), ISET1((int)((dims[0] + 3) * pitches[0])))));
 }
 
@@ -596,20 +599,20 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_plane_sum)(const char* plane, const Py_ssize_t*
     return FMADD(wy[3], SFX(irgrid_row_sum)(plane + y[3], x, wx), sum);
 }
 
-/* The taps of the block of points [p, p + m) (m <= LANES) into pix and wt: irgrid_cubic3d_window's
-   (its offsets in pix[0][0]) with zeros padding, irgrid_cubic3d_taps' (from the scratch's pixel
-   (0, 0, 0)) otherwise. */
-IRGRID_AVX2_INLINE void SFX(irgrid_cubic3d_block)(const FT* g, Py_ssize_t p, Py_ssize_t m, const Py_ssize_t* dims,
-        const Py_ssize_t* pitches, int padding, int align, int (*pix)[4][LANES], FT (*wt)[4][LANES],
-        Py_ssize_t* fallback, Py_ssize_t* nf) {
+/* The taps of the block of points [p, p + m) (m <= LANES) into pix and wt: irgrid_cubic_window's
+   (its offsets in pix[0][0]) with zeros padding, irgrid_cubic_taps' (from the scratch's first pixel)
+   otherwise. */
+IRGRID_AVX2_INLINE void SFX(irgrid_cubic_block)(const FT* g, Py_ssize_t p, Py_ssize_t m, int rank,
+        const Py_ssize_t* dims, const Py_ssize_t* pitches, int padding, int align, int (*pix)[4][LANES],
+        FT (*wt)[4][LANES], Py_ssize_t* fallback, Py_ssize_t* nf) {
     if (padding == 0)
-        SFX(irgrid_cubic3d_window)(g, p, m, dims, pitches, align, pix[0][0], wt, fallback, nf);
+        SFX(irgrid_cubic_window)(g, p, m, rank, dims, pitches, align, pix[0][0], wt, fallback, nf);
     else
-        SFX(irgrid_cubic3d_taps)(g, p, m, dims, pitches, padding, align, pix, wt, fallback, nf);
+        SFX(irgrid_cubic_taps)(g, p, m, rank, dims, pitches, padding, align, pix, wt, fallback, nf);
 }
 
 /* Prefetches the last two rows of the last of the 4 planes that points [0, m) of a block read (pix
-   as irgrid_cubic3d_block sets it; bytes and the pitches as irgrid_cubic3d_run has them), the ones
+   as irgrid_cubic_block sets it; bytes and the pitches as irgrid_cubic3d_run has them), the ones
    a binned chunk meets first: its points go through the volume plane by plane and row by row, so
    the points one row before read the other rows and the points one plane before the other planes,
    while the chunk's sweep read that plane last a whole scratch ago (from L3). Each row's 4 taps
@@ -636,14 +639,14 @@ IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_rows)(const char* bytes, int (*
    output of at least IRGRID_STREAM_MIN_BYTES whose channel planes start on 64-byte lines (a
    SamplePlan's fresh output does) is written a pair of blocks at a time, one whole line per channel,
    with non-temporal stores; then the same values as regular stores. With zeros padding a point one of
-   whose dims keeps no tap (irgrid_cubic3d_window's zero window) is 0 without its 80 FMAs: about a
+   whose dims keeps no tap (irgrid_cubic_window's zero window) is 0 without its 80 FMAs: about a
    tenth of a uniform grid in [-1.1, 1.1]'s points, 0.97x the time on it at one thread. */
 static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
         Py_ssize_t channels, Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align,
         Py_ssize_t* fallback) {
     const Py_ssize_t pitch = dims[2] + 3, pitches[3] = {(dims[1] + 3) * pitch, pitch, 1};
     const Py_ssize_t pixel = LANES * (Py_ssize_t)sizeof(FT), plane_bytes = pitches[0] * pixel;
-    const int no_taps = (int)((dims[0] + 3) * plane_bytes);  /* irgrid_cubic3d_window's zero window */
+    const int no_taps = (int)((dims[0] + 3) * plane_bytes);  /* irgrid_cubic_window's zero window */
     int pix[2][3][4][LANES], j, lane, next, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask, pending[LANES];
@@ -660,14 +663,14 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
         ox[j] = j * pixel;
     }
     if (n > 0)
-        SFX(irgrid_cubic3d_block)(g, 0, n < LANES ? n : LANES, dims, pitches, padding, align, pix[0], wt[0], fallback,
-                                  &nf);
+        SFX(irgrid_cubic_block)(g, 0, n < LANES ? n : LANES, 3, dims, pitches, padding, align, pix[0], wt[0],
+                                fallback, &nf);
     for (p = 0; p < n; p += LANES, cur ^= 1) {
         m = n - p < LANES ? n - p : LANES;
         if (p + LANES < n) {
             next = n - p - LANES < LANES ? (int)(n - p - LANES) : LANES;
-            SFX(irgrid_cubic3d_block)(g, p + LANES, next, dims, pitches, padding, align, pix[cur ^ 1], wt[cur ^ 1],
-                                      fallback, &nf);
+            SFX(irgrid_cubic_block)(g, p + LANES, next, 3, dims, pitches, padding, align, pix[cur ^ 1], wt[cur ^ 1],
+                                    fallback, &nf);
             if (by_point)
                 SFX(irgrid_prefetch_last_rows)(bytes, pix[cur ^ 1], next, padding, plane_bytes, pitch * pixel);
         }
@@ -719,6 +722,87 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
     }
     if (stream)
         _mm_sfence();
+    return nf;
+}
+
+/* The 2-D row scratch of a group (dims H, W; (H + 7) * (W + 3) pixels): its H rows of W pixels, each
+   after 3 zero pixels, after 3 zero rows and before 4 (one plane of irgrid_interleave_rows' layout
+   and the 4 trailing zero rows, the zero window), so that with zeros padding a point's 16 taps lie at
+   constant strides from its first (irgrid_cubic_window). */
+static IRGRID_AVX2 void SFX(irgrid_interleave_plane2d)(const FT* x, Py_ssize_t channels, Py_ssize_t x_cstride,
+                                                       const Py_ssize_t* dims, FT* s) {
+    const Py_ssize_t width = dims[1], pitch = (width + 3) * LANES;
+    Py_ssize_t r, j;
+    FT* row;
+    memset(s, 0, (size_t)(3 * pitch) * sizeof(FT));
+    for (r = 0; r < dims[0]; r++) {
+        row = s + (r + 3) * pitch;
+        for (j = 0; j < 3; j++)
+            STOREU(row + j * LANES, ZERO());
+        SFX(irgrid_interleave)(x + r * width, channels, x_cstride, width, row + 3 * LANES);
+    }
+    memset(s + (dims[0] + 3) * pitch, 0, (size_t)(4 * pitch) * sizeof(FT));
+}
+
+/* 2-D cubic over irgrid_interleave_plane2d's scratch (dims H, W): a point's 4 rows of 4 taps (with
+   zeros padding at constant strides from its first, irgrid_cubic_window; otherwise 4 row and 4 pixel
+   offsets, irgrid_cubic_taps), each row summed with the x weights and the rows with the y weights,
+   all in registers (irgrid_plane_sum), as irgrid_cubic3d_run sums one plane; software-pipelined as it
+   is; outputs transposed into the planar y as irgrid_interleaved_run stores them. Against the generic
+   run (16 offsets and 16 weights per point from memory): benchmarks/README.md, "A separable 2-D
+   cubic run". */
+static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic2d_run)(const FT* s, const FT* g, FT* y, Py_ssize_t n,
+        Py_ssize_t channels, Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
+        Py_ssize_t* fallback) {
+    const Py_ssize_t pitch = dims[1] + 3, pitches[2] = {pitch, 1}, pixel = LANES * (Py_ssize_t)sizeof(FT);
+    const int no_taps = (int)((dims[0] + 3) * pitch * pixel);  /* irgrid_cubic_window's zero window */
+    int pix[2][2][4][LANES], j, lane, cur = 0;  /* two blocks' taps: this one, the next; dims y, x */
+    FT wt[2][2][4][LANES], lanes[LANES];
+    VF acc[LANES], wx[4], wy[4], store_mask;
+    Py_ssize_t p, m, c, nf = 0, ox[4], oy[4];
+    const char* row;
+    /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel (0, 0) */
+    const char* bytes = (const char*)s + (padding == 0 ? 0 : 3 * (pitch + 1) * pixel);
+    for (lane = 0; lane < LANES; lane++)
+        lanes[lane] = (FT)lane;
+    for (j = 0; j < 4; j++) {  /* zeros padding: the rows and pixels of a point's taps */
+        oy[j] = j * pitch * pixel;
+        ox[j] = j * pixel;
+    }
+    if (n > 0)
+        SFX(irgrid_cubic_block)(g, 0, n < LANES ? n : LANES, 2, dims, pitches, padding, align, pix[0], wt[0],
+                                fallback, &nf);
+    for (p = 0; p < n; p += LANES, cur ^= 1) {
+        m = n - p < LANES ? n - p : LANES;
+        if (p + LANES < n)
+            SFX(irgrid_cubic_block)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, 2, dims, pitches,
+                                    padding, align, pix[cur ^ 1], wt[cur ^ 1], fallback, &nf);
+        for (lane = 0; lane < LANES; lane++) {
+            if (padding == 0 && pix[cur][0][0][lane] == no_taps) {
+                acc[lane] = ZERO();
+                continue;
+            }
+            row = padding == 0 ? bytes + pix[cur][0][0][lane] : bytes;
+            for (j = 0; j < 4; j++) {
+                if (padding != 0) {
+                    oy[j] = pix[cur][0][j][lane];
+                    ox[j] = pix[cur][1][j][lane];
+                }
+                wy[j] = SET1(wt[cur][0][j][lane]);
+                wx[j] = SET1(wt[cur][1][j][lane]);
+            }
+            acc[lane] = SFX(irgrid_plane_sum)(row, oy, wy, ox, wx);
+        }
+        TRANSPOSE(acc);
+        if (m == LANES) {
+            for (c = 0; c < channels; c++)
+                STOREU(y + c * y_cstride + p, acc[c]);
+        } else {
+            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+            for (c = 0; c < channels; c++)
+                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
+        }
+    }
     return nf;
 }
 
