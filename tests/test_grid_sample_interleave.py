@@ -139,19 +139,23 @@ def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dty
 
 @DTYPES
 @pytest.mark.parametrize("padding", PADDINGS)
-def test_3d_cubic_generic_run_where_the_row_scratch_does_not_fit(padding, dtype):
-    """3-D cubic's own run reads a scratch padded with zeros (3 pixels before each row, 3 rows before
-    each plane, 3 planes before the volume and 4 after it). A volume whose row scratch exceeds the
-    8 MiB limit while its plane and one zero pixel fit, 71 * 67 * 66 against 64*64*63 + 1 pixels of
-    32 bytes, takes the generic interleaved run instead: onnx.reference agrees."""
-    assert 71 * 67 * 66 * 32 > 8 << 20 >= (64 * 64 * 63 + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
-    rng = _rng("cubic3d-generic", padding, dtype)
-    x = rng.uniform(-1, 1, (1, 4, 64, 64, 63))
-    grid = _dyadic(rng, (1, 2, 3, 5, 3), 1.6, oracle_step(3, "cubic"))
+@pytest.mark.parametrize("rank", [2, 3])
+def test_cubic_generic_run_where_the_row_scratch_does_not_fit(rank, padding, dtype):
+    """Cubic's own runs read a scratch padded with zeros (3 pixels before each row, 3 rows before
+    each plane, in 3-D 3 planes before the volume and 4 after it, in 2-D 4 rows after the plane). An
+    image whose row scratch exceeds the 8 MiB limit while its plane and one zero pixel fit (3-D:
+    71 * 67 * 66 against 64 * 64 * 63 + 1 pixels of 32 bytes; 2-D: 517 * 513 against 510 * 510 + 1)
+    takes the generic interleaved run instead: the oracle agrees."""
+    dims = (64, 64, 63) if rank == 3 else (510, 510)
+    rows = (71 * 67 * 66) if rank == 3 else (517 * 513)
+    assert rows * 32 > 8 << 20 >= (np.prod(dims) + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
+    rng = _rng("cubic-generic", rank, padding, dtype)
+    x = rng.uniform(-1, 1, (1, 4, *dims))
+    grid = _dyadic(rng, (1, *(2, 3, 5)[3 - rank:], rank), 1.6, oracle_step(rank, "cubic"))
     if padding == "border":  # within the pixel range, as in the test above
-        edge = 1 - 1 / np.array([63, 64, 64], float)
+        edge = 1 - 1 / np.array(dims[::-1], float)
         grid = np.clip(grid, -edge, edge)
-    expected = run_onnx_reference(x, grid, "cubic", padding, False)
+    expected = CUBIC_ORACLE[rank](x, grid, "cubic", padding, False)
     got = sample(x.astype(dtype), grid.astype(dtype), "cubic", padding, False, 2)
     np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
 
