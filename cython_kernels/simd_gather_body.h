@@ -793,6 +793,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic2d_run)(const FT* s, const FT* g, 
             }
             acc[lane] = SFX(irgrid_plane_sum)(row, oy, wy, ox, wx);
         }
+        /* irgrid_interleaved_run's stores, kept in each run (irgrid_cubic3d_run says why) */
         TRANSPOSE(acc);
         if (m == LANES) {
             for (c = 0; c < channels; c++)
