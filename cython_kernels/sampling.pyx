@@ -380,14 +380,14 @@ cdef void simd_points(const floating* xb, const floating* g, floating* yb, Py_ss
     cdef Py_ssize_t tap_off[SIMD_MAX_TAPS]
     cdef floating tap_w[SIMD_MAX_TAPS]
     cdef Py_ssize_t i, j, count, n_fallback
-    if scratch != NULL and rank == 2 and rows_layout(rank, mode, padding, dims):
+    if scratch != NULL and rank == 2 and rows_layout(rank, mode, dims):
         if floating is float:
             n_fallback = irgrid_cubic2d_run_f32(scratch, g, yb, n, channels, y_cstride, dims, padding, align_corners,
                                                 fallback)
         else:
             n_fallback = irgrid_cubic2d_run_f64(scratch, g, yb, n, channels, y_cstride, dims, padding, align_corners,
                                                 fallback)
-    elif scratch != NULL and rows_layout(rank, mode, padding, dims):
+    elif scratch != NULL and rows_layout(rank, mode, dims):
         if floating is float:
             n_fallback = irgrid_cubic3d_run_f32(scratch, g, yb, n, channels, y_cstride, by_point, dims, padding,
                                                 align_corners, fallback)
@@ -474,19 +474,20 @@ cdef inline Py_ssize_t row_pixels(Py_ssize_t rank, const Py_ssize_t* dims) noexc
     return (dims[0] + 7) * (dims[1] + 3) * (dims[2] + 3)
 
 
-cdef inline bint rows_layout(Py_ssize_t rank, int mode, int padding, const Py_ssize_t* dims) noexcept nogil:
+cdef inline bint rows_layout(Py_ssize_t rank, int mode, const Py_ssize_t* dims) noexcept nogil:
     """Whether a cubic group goes through a row scratch and its separable run (irgrid_cubic2d_run,
     irgrid_cubic3d_run): wherever that scratch fits INTERLEAVE_MAX_BYTES. Otherwise (the row scratch
     is slightly larger) the plane and one zero pixel serve irgrid_interleaved_sample's generic run."""
-    return mode == MODE_CUBIC and rank >= 2 and row_pixels(rank, dims) * PIXEL_BYTES <= INTERLEAVE_MAX_BYTES
+    return (mode == MODE_CUBIC and (rank == 2 or rank == 3)
+            and row_pixels(rank, dims) * PIXEL_BYTES <= INTERLEAVE_MAX_BYTES)
 
 
-cdef inline Py_ssize_t scratch_pixels(Py_ssize_t rank, int mode, int padding, const Py_ssize_t* dims,
+cdef inline Py_ssize_t scratch_pixels(Py_ssize_t rank, int mode, const Py_ssize_t* dims,
                                       Py_ssize_t plane) noexcept nogil:
-    return row_pixels(rank, dims) if rows_layout(rank, mode, padding, dims) else plane + 1
+    return row_pixels(rank, dims) if rows_layout(rank, mode, dims) else plane + 1
 
 
-cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, int padding, const Py_ssize_t* dims, Py_ssize_t plane,
+cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, const Py_ssize_t* dims, Py_ssize_t plane,
                                  Py_ssize_t channels, Py_ssize_t itemsize) noexcept nogil:
     """Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not
     chosen: a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the
@@ -494,7 +495,7 @@ cdef Py_ssize_t interleave_lanes(Py_ssize_t rank, int mode, int padding, const P
     cdef Py_ssize_t lanes = PIXEL_BYTES // itemsize
     cdef Py_ssize_t least = (INTERLEAVE_MIN_CHANNELS_3D_NEAREST if rank == 3 and mode == MODE_NEAREST
                              else INTERLEAVE_MIN_CHANNELS)
-    if (interleave_policy == 0 or scratch_pixels(rank, mode, padding, dims, plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
+    if (interleave_policy == 0 or scratch_pixels(rank, mode, dims, plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
             or (interleave_policy == 1 and channels < least)):
         return 0
     return lanes
@@ -509,12 +510,12 @@ cdef void interleave_unit(const floating* x, const floating* coords, floating* y
                           const Bins* bins, int thread) noexcept nogil:
     """Points of span `unit % spans` (of points [first, last)) of channel group `unit // spans` (of
     `lanes` channels) over scratch, which holds group `held.key` interleaved (copied in first if it is
-    another; a row scratch takes its planes as points need them, hold_planes); through `bins`
-    (binned_span, as `thread`) where given."""
+    another; 3-D cubic's row scratch takes its planes as points need them, hold_planes, 2-D cubic's
+    its one plane at once); through `bins` (binned_span, as `thread`) where given."""
     cdef Py_ssize_t key = unit // spans, b = key // groups
     cdef Py_ssize_t c0 = key % groups * lanes, p0 = first + unit % spans * span
     cdef Py_ssize_t c1 = min(c0 + lanes, channels), p1 = min(p0 + span, last)
-    cdef bint rows = rows_layout(rank, mode, padding, dims)
+    cdef bint rows = rows_layout(rank, mode, dims)
     if p0 >= p1:
         return
     if held.key != key:
@@ -699,7 +700,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     threads."""
     cdef Py_ssize_t groups = (channels + lanes - 1) // lanes, items = batch, segment = points
     cdef Py_ssize_t spans = 1, span, n_units, unit, i, b, k, first, last, n_chunks = 0
-    cdef Py_ssize_t pixels = scratch_pixels(rank, mode, padding, dims, plane)
+    cdef Py_ssize_t pixels = scratch_pixels(rank, mode, dims, plane)
     cdef Py_ssize_t scratch_items = (pixels * lanes + 15) // 16 * 16  # a multiple of 64 bytes
     cdef Py_ssize_t bin_bytes = 0, head
     cdef Bins binning
@@ -708,7 +709,7 @@ cdef void run_interleave(const floating* x, const floating* coords, floating* y,
     cdef floating* scratch
     cdef Held* held
     cdef int t
-    if bin_policy and not affine and rank == 3 and rows_layout(rank, mode, padding, dims):
+    if bin_policy and not affine and rank == 3 and rows_layout(rank, mode, dims):
         binning.n_tiles = tiling(rank, dims, align_corners, BIN_CAPACITY, binning.tiles, binning.scale,
                                  binning.offset, &binning.judge_rows)
         if binning.n_tiles <= BIN_CAPACITY:  # else even tiles of every row outnumber a chunk's points
@@ -805,7 +806,7 @@ cdef void run_blocks(const floating* x, const floating* coords, floating* y, Py_
     (the caller holds the GIL; the loops release it)."""
     cdef Py_ssize_t lanes
     if simd_on and irgrid_interleave_fits(rank, mode, plane):
-        lanes = interleave_lanes(rank, mode, padding, dims, plane, channels, sizeof(floating))
+        lanes = interleave_lanes(rank, mode, dims, plane, channels, sizeof(floating))
         if lanes:
             run_interleave(x, coords, y, batch, channels, rank, dims, strides, plane, points, max_taps, mode,
                            padding, align_corners, affine, extents, starts, steps, num_threads, lanes)
