@@ -529,8 +529,7 @@ static IRGRID_AVX2 void SFX(irgrid_depth_range)(const FT* g, Py_ssize_t n, FT* l
 /* The taps of points [p, p + m) (m <= LANES) of a rank-2 or rank-3 grid for irgrid_cubic2d_run or
    irgrid_cubic3d_run with border or reflection padding: per dim (outermost first) 4 byte offsets from
    the scratch's first pixel (dropped ones at that dim's index D, H or W, which is padding) and 4
-   weights; fallback as irgrid_simd_sample's (those
-   lanes read the zero plane). */
+   weights; fallback as irgrid_simd_sample's (those lanes read the zero plane, in 2-D the zero row). */
 IRGRID_AVX2_INLINE void SFX(irgrid_cubic_taps)(const FT* g, Py_ssize_t p, Py_ssize_t m, int rank,
         const Py_ssize_t* dims, const Py_ssize_t* strides, int padding, int align, int (*pix)[4][LANES],
         FT (*wt)[4][LANES], Py_ssize_t* fallback, Py_ssize_t* nf) {
