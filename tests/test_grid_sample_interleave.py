@@ -32,6 +32,12 @@ from test_grid_sample_simd import (PADDINGS, SPECIALS, TOLERANCES, _dyadic, _rng
 CASES = pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"),
                                               (3, "linear")])
 DTYPES = pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+CUBIC_AXES = pytest.mark.parametrize("rank,axis", [(2, 0), (2, 1), (3, 0), (3, 1), (3, 2)])
+CUBIC_DIMS = {2: (8, 4), 3: (4, 8, 4)}  # powers of two: the sweeps' normalised coordinates are dyadic
+# onnxruntime for 2-D (onnx.reference's 2-D cubic is off by up to 2e-7 in f64 on some of these
+# points, where irgrid's three paths agree with onnxruntime), onnx.reference for 3-D (onnxruntime has
+# no 3-D cubic)
+CUBIC_ORACLE = {2: run_ort, 3: run_onnx_reference}
 
 
 @pytest.fixture(autouse=True)
@@ -205,14 +211,6 @@ def test_3d_cubic_streams_a_large_output(padding, dtype):
 @pytest.mark.parametrize("align", [False, True])
 def test_3d_cubic_dropped_taps_read_the_zero_pixel(align, dtype):
     check_dropped_taps(3, "cubic", align, dtype, (4, 6, 5), channels=9)
-
-
-CUBIC_AXES = pytest.mark.parametrize("rank,axis", [(2, 0), (2, 1), (3, 0), (3, 1), (3, 2)])
-CUBIC_DIMS = {2: (8, 4), 3: (4, 8, 4)}  # powers of two: the sweeps' normalised coordinates are dyadic
-# onnxruntime for 2-D (onnx.reference's 2-D cubic is off by up to 2e-7 in f64 on some of these
-# points, where irgrid's three paths agree with onnxruntime), onnx.reference for 3-D (onnxruntime has
-# no 3-D cubic)
-CUBIC_ORACLE = {2: run_ort, 3: run_onnx_reference}
 
 
 @DTYPES
