@@ -438,14 +438,7 @@ IRGRID_AVX2_INLINE Py_ssize_t SFX(irgrid_interleaved_run)(const FT* s, const FT*
                                       acc[lane]);
         }
         TRANSPOSE(acc);
-        if (m == LANES) {
-            for (c = 0; c < channels; c++)
-                STOREU(y + c * y_cstride + p, acc[c]);
-        } else {
-            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
-            for (c = 0; c < channels; c++)
-                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
-        }
+        IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c);
     }
     return nf;
 }
@@ -649,8 +642,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
     int pix[2][3][4][LANES], j, lane, next, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask, pending[LANES];
-    const int stream = !by_point && ((uintptr_t)y & 63) == 0 && ((y_cstride * (Py_ssize_t)sizeof(FT)) & 63) == 0
-                       && channels * y_cstride * (Py_ssize_t)sizeof(FT) >= IRGRID_STREAM_MIN_BYTES;
+    const int stream = !by_point && IRGRID_STREAMS(y, y_cstride, channels, FT);
     Py_ssize_t p, m, c, nf = 0, ox[4], oy[4];
     const char* planes[4];
     /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel (0, 0, 0) */
@@ -699,9 +691,7 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
                 STOREU(y + (p + lane) * LANES, acc[lane]);
             continue;
         }
-        /* as irgrid_interleaved_run stores: one inline helper for both, taking acc by pointer, made every
-           random-grid case 1.07-1.6x slower (2 threads, alternating processes), so each run keeps its own */
-        TRANSPOSE(acc);
+        TRANSPOSE(acc);  /* stored as irgrid_interleaved_run stores, or streamed a pair of blocks at a time */
         if (stream && (p & LANES) == 0 && p + 2 * LANES <= n) {  /* the first of a pair: held */
             for (c = 0; c < channels; c++)
                 pending[c] = acc[c];
@@ -710,13 +700,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, 
                 STREAM(y + c * y_cstride + p - LANES, pending[c]);
                 STREAM(y + c * y_cstride + p, acc[c]);
             }
-        } else if (m == LANES) {
-            for (c = 0; c < channels; c++)
-                STOREU(y + c * y_cstride + p, acc[c]);
         } else {
-            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
-            for (c = 0; c < channels; c++)
-                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
+            IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c);
         }
     }
     if (stream)
@@ -792,16 +777,8 @@ static IRGRID_AVX2 Py_ssize_t SFX(irgrid_cubic2d_run)(const FT* s, const FT* g, 
             }
             acc[lane] = SFX(irgrid_plane_sum)(row, oy, wy, ox, wx);
         }
-        /* irgrid_interleaved_run's stores, kept in each run (irgrid_cubic3d_run says why) */
         TRANSPOSE(acc);
-        if (m == LANES) {
-            for (c = 0; c < channels; c++)
-                STOREU(y + c * y_cstride + p, acc[c]);
-        } else {
-            store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
-            for (c = 0; c < channels; c++)
-                MASKSTORE(y + c * y_cstride + p, store_mask, acc[c]);
-        }
+        IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c);
     }
     return nf;
 }
@@ -844,8 +821,7 @@ static IRGRID_AVX2 void SFX(irgrid_unbin)(const FT* out, const int* slot, Py_ssi
                                           Py_ssize_t y_cstride) {
     VF r[LANES], pending[LANES];
     Py_ssize_t p, c, lane;
-    const int stream = ((uintptr_t)y & 63) == 0 && ((y_cstride * (Py_ssize_t)sizeof(FT)) & 63) == 0
-                       && channels * y_cstride * (Py_ssize_t)sizeof(FT) >= IRGRID_STREAM_MIN_BYTES;
+    const int stream = IRGRID_STREAMS(y, y_cstride, channels, FT);
     for (p = 0; p + LANES <= n; p += LANES) {
         for (lane = 0; lane < LANES; lane++)
             r[lane] = LOADU(out + (Py_ssize_t)slot[p + lane] * LANES);
