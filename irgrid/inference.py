@@ -74,10 +74,11 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
     if any(info.shape is None for info in inputs) and layer.type != "Result":
         outputs = _unknown_rank_outputs(layer, inputs)
     else:
+        if layer.op.count_outputs is not None:
+            _check_output_count(layer, layer.op.count_outputs(layer.attrs, inputs))
         outputs = layer.op.infer(layer.attrs, inputs)
-    if len(outputs) != len(layer.outputs) and layer.type != "Result":
-        raise ShapeError(f"produces {len(outputs)} outputs but the IR declares {len(layer.outputs)}",
-                         layer=layer)
+    if layer.type != "Result":
+        _check_output_count(layer, len(outputs))
     if layer.op.fold is not None:
         value = layer.op.fold(layer.attrs, inputs)
         if value is not None:
@@ -91,6 +92,11 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
             for info, value in zip(outputs, values):
                 info.value = value
     return outputs
+
+
+def _check_output_count(layer: Layer, count: int) -> None:
+    if count != len(layer.outputs):
+        raise ShapeError(f"produces {count} outputs but the IR declares {len(layer.outputs)}", layer=layer)
 
 
 def oversized(model: Model, infos: dict[Key, TensorInfo]) -> list[Problem]:

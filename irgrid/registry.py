@@ -77,6 +77,9 @@ class OpSpec:
     kernel: bool = False  # True when a Cython kernel runs it (README table)
     fold: FoldFn | None = None  # a value known from input shapes alone (ShapeOf)
     prepare: PrepareFn | None = None  # a run function for static input shapes (see above)
+    # ops whose number of outputs varies: that number for these attributes and inputs, checked against
+    # the IR's output ports before `infer` builds them (a Split into 10**8 parts is refused at once)
+    count_outputs: Callable[[Attrs, list[TensorInfo]], int] | None = None
 
     def parse_attrs(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Canonical attribute values from IR text or Python values; LayerAttributeError otherwise."""

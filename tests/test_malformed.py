@@ -724,3 +724,88 @@ def test_parameter_too_large_for_this_machine(base):
     first = problems[0]
     assert first.layer.name == "data" and first.port == 0 and "needs 111.8 GiB" in first.message
     assert "needs 111.8 GiB" in raises(ShapeError, path, fn=irgrid.compile_model)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes an attribute or a large file sets (found by fuzzing, 2026-11-27)
+# ---------------------------------------------------------------------------------------------
+
+
+def _split_model(tmp_path, variadic: bool, count: int) -> Path:
+    """A Split (num_splits=count) or a VariadicSplit (lengths a Parameter of `count` values) on a
+    dynamic dim, declaring one output: its count is refused before anything lists its outputs."""
+    b = IRBuilder("split")
+    x = b.parameter("x", (2, None))
+    axis = b.const(np.array(1, np.int64))
+    if variadic:
+        lengths = b.parameter("lengths", (count,), "i64")
+        (part,) = b.layer("VariadicSplit", "opset1", [x, axis, lengths], {}, outputs=[((2, None), "f32")])
+    else:
+        (part,) = b.layer("Split", "opset1", [x, axis], {"num_splits": count}, outputs=[((2, None), "f32")])
+    b.result(part)
+    return b.save(tmp_path / "split.xml")
+
+
+@pytest.mark.parametrize("variadic", [False, True])
+def test_split_into_10_to_the_8_parts_refused_at_once(tmp_path, variadic):
+    path = _split_model(tmp_path, variadic, 10 ** 8)
+    message = raises(ShapeError, path, fn=irgrid.compile_model)
+    assert "produces 100000000 outputs but the IR declares 1" in message
+    assert ("VariadicSplit" if variadic else "Split") in message
+
+
+@pytest.mark.parametrize("value", ["9223372036854775808", "-9223372036854775809", "9999999999999999999"])
+def test_integer_attribute_beyond_int64(tmp_path, value):
+    """OpenVINO stores integer attributes as int64; a larger one would overflow a kernel's C long."""
+    data = ops.parameter([1, 2, 4, 4], np.float32, name="x")
+    conv = ops.convolution(data, ops.constant(np.ones((1, 2, 1, 1), np.float32)), [1, 1], [0, 0], [0, 0], [1, 1])
+    path = save_ov(ov.Model([ops.result(conv)], [data]), tmp_path)
+    path.write_text(path.read_text().replace('strides="1, 1"', f'strides="{value}, 1"'))
+    message = raises(LayerAttributeError, path)
+    assert "strides" in message and "outside the int64 range" in message
+
+
+def _big_ir(path: Path, layers: list[str], edges: list[str]) -> Path:
+    path.write_text(f'<?xml version="1.0"?><net name="big" version="11"><layers>{"".join(layers)}</layers>'
+                    f'<edges>{"".join(edges)}</edges></net>')
+    path.with_suffix(".bin").write_bytes(b"")
+    return path
+
+
+PARAMETER_1 = ('<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1" element_type="f32"/>'
+               '<output><port id="0" precision="FP32"><dim>1</dim></port></output></layer>')
+
+
+def test_long_cycle_read_in_linear_time(tmp_path):
+    """20000 Adds on one cycle (4 MB of XML): found and reported in seconds (the edge scan per blocked
+    layer took 23 s)."""
+    n = 20000
+    layers, edges = [PARAMETER_1], []
+    for i in range(1, n + 1):
+        layers.append(f'<layer id="{i}" name="a{i}" type="Add" version="opset1"><input><port id="0"><dim>1</dim>'
+                      '</port><port id="1"><dim>1</dim></port></input><output><port id="2" precision="FP32">'
+                      '<dim>1</dim></port></output></layer>')
+        edges += [f'<edge from-layer="0" from-port="0" to-layer="{i}" to-port="0"/>',
+                  f'<edge from-layer="{i - 1 if i > 1 else n}" from-port="2" to-layer="{i}" to-port="1"/>']
+    path = _big_ir(tmp_path / "cycle.xml", layers, edges)
+    assert "cycle" in raises(ParseError, path, seconds=15)
+
+
+def test_layer_of_many_ports_read_in_linear_time(tmp_path):
+    """A Concat of 40000 inputs: each edge finds its port by id in a dict (a scan of the ports per edge
+    was quadratic: 7 s at 20000)."""
+    n = 40000
+    ports = "".join(f'<port id="{i}" precision="FP32"><dim>1</dim></port>' for i in range(n))
+    layers = [PARAMETER_1,
+              f'<layer id="1" name="c" type="Concat" version="opset1"><data axis="0"/><input>{ports}</input>'
+              f'<output><port id="{n}" precision="FP32"><dim>{n}</dim></port></output></layer>',
+              '<layer id="2" name="r" type="Result" version="opset1"><input><port id="0" precision="FP32">'
+              f'<dim>{n}</dim></port></input></layer>']
+    edges = [f'<edge from-layer="0" from-port="0" to-layer="1" to-port="{i}"/>' for i in range(n)]
+    edges.append(f'<edge from-layer="1" from-port="{n}" to-layer="2" to-port="0"/>')
+    path = _big_ir(tmp_path / "concat.xml", layers, edges)
+    start = time.perf_counter()
+    compiled = irgrid.compile_model(path)
+    assert time.perf_counter() - start < 15
+    (joined,) = compiled({"x": np.arange(1, 2, dtype=np.float32)}).values()
+    np.testing.assert_array_equal(joined, np.ones(n, np.float32))  # n copies of x

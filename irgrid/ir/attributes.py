@@ -26,11 +26,18 @@ def _parse_bool(text: str) -> bool:
     raise ValueError("is not a boolean (true/false/1/0)")
 
 
+INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
 def _parse_int(text: str) -> int:
+    """An int64, as OpenVINO stores integer attributes (a larger one would overflow the kernels' C longs)."""
     text = text.strip()
     if not re.fullmatch(r"[+-]?\d{1,19}", text):
         raise ValueError("is not an integer")
-    return int(text)
+    value = int(text)
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError("is outside the int64 range")
+    return value
 
 
 def _parse_float(text: str) -> float:

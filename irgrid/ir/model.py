@@ -34,12 +34,6 @@ class Layer:
     op: Any = None  # the registered OpSpec
     const: np.ndarray | None = None  # payload of a Const layer
 
-    def input_index(self, port_id: int) -> int:
-        return next(i for i, p in enumerate(self.inputs) if p.id == port_id)
-
-    def output_index(self, port_id: int) -> int:
-        return next(i for i, p in enumerate(self.outputs) if p.id == port_id)
-
 
 @dataclass(frozen=True)
 class Source:

@@ -148,7 +148,17 @@ def _refuse_absurd(dims: tuple[Dim, ...], element_type: str | None, layer: Layer
 
 
 def _edges(root: etree._Element, layers: dict[str, Layer]) -> dict[tuple[str, int], Source]:
+    """Each input's producer. The ports are indexed by id once per layer (by their position, as the
+    layer lists them), so a layer of many ports reads in linear time."""
     sources: dict[tuple[str, int], Source] = {}
+    ports: dict[str, tuple[dict[int, int], dict[int, int]]] = {}
+
+    def index(layer: Layer, direction: int, port_id: int) -> int:
+        if layer.id not in ports:
+            ports[layer.id] = tuple({p.id: i for i, p in reversed(list(enumerate(side)))}
+                                    for side in (layer.inputs, layer.outputs))
+        return ports[layer.id][direction][port_id]
+
     for edge in root.iterfind("edges/edge"):
         ends = [edge.get(k) for k in ("from-layer", "from-port", "to-layer", "to-port")]
         if any(e is None for e in ends):
@@ -161,13 +171,13 @@ def _edges(root: etree._Element, layers: dict[str, Layer]) -> dict[tuple[str, in
                              "which does not exist")
         src, dst = layers[src_id], layers[dst_id]
         try:
-            out_index = src.output_index(src_port)
-        except StopIteration:
+            out_index = index(src, 1, src_port)
+        except KeyError:
             raise ParseError(f"edge to layer {dst_id} starts at output port {src_port}, which this "
                              "layer does not have", layer=src, port=src_port) from None
         try:
-            in_index = dst.input_index(dst_port)
-        except StopIteration:
+            in_index = index(dst, 0, dst_port)
+        except KeyError:
             raise ParseError(f"edge from layer {src_id} ends at input port {dst_port}, which this "
                              "layer does not have", layer=dst, port=dst_port) from None
         if (dst_id, in_index) in sources:
@@ -198,7 +208,9 @@ def _topological_order(layers: dict[str, Layer], sources: dict[tuple[str, int], 
     if len(order) != len(layers):
         # Walk up from a blocked layer through blocked producers until a layer repeats: that one is
         # on a cycle (the first blocked layer may merely sit downstream of it).
-        producers = {lid: [src.layer for (dst, _), src in sources.items() if dst == lid] for lid in layers}
+        producers: dict[str, list[str]] = {lid: [] for lid in layers}
+        for (dst, _), src in sources.items():
+            producers[dst].append(src.layer)
         lid, seen = next(lid for lid in layers if pending[lid] > 0), set()
         while lid not in seen:
             seen.add(lid)

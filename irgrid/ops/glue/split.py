@@ -1,7 +1,8 @@
 """Split-1 (equal parts) and VariadicSplit-1 (given lengths, one of them -1): several outputs per layer.
 
 The number of outputs is fixed by the attribute (Split) or by the lengths input's size (VariadicSplit);
-the graph pass checks it against the outputs the IR declares.
+the graph pass checks it against the outputs the IR declares (`count_outputs`) before inference lists
+them.
 """
 from __future__ import annotations
 
@@ -42,12 +43,17 @@ def _variadic_lengths(lengths: list[int], dim: int | None) -> list[int | None]:
     return [dim - known if n == -1 else n for n in lengths]
 
 
+def _variadic_count(attrs: Attrs, inputs: list[TensorInfo]) -> int:
+    count = vector_length(inputs[2], 2, "split_lengths")
+    if count is None:
+        raise ShapeError("split_lengths must have a static size (it sets the number of outputs)", input=2)
+    return count
+
+
 def _variadic_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     data, axis_info, lengths_info = inputs
     axis = scalar_axis(axis_info, len(data.shape), 1)
-    count = vector_length(lengths_info, 2, "split_lengths")
-    if count is None:
-        raise ShapeError("split_lengths must have a static size (it sets the number of outputs)", input=2)
+    count = _variadic_count(attrs, inputs)
     values = int_values(lengths_info)
     if values is None:
         return _parts(data, axis, [None] * count)
@@ -76,8 +82,8 @@ def _runner(infer):
 
 register(OpSpec(type="Split", versions=("opset1",), inputs=(2, 2),
                 attrs=(Attr("num_splits", "int", 1, required=True, minimum=1),),
-                infer=_split_infer, run=_runner(_split_infer),
+                infer=_split_infer, run=_runner(_split_infer), count_outputs=lambda attrs, inputs: attrs["num_splits"],
                 summary="Split into num_splits equal parts along an axis."))
 register(OpSpec(type="VariadicSplit", versions=("opset1",), inputs=(3, 3), attrs=(),
-                infer=_variadic_infer, run=_runner(_variadic_infer),
+                infer=_variadic_infer, run=_runner(_variadic_infer), count_outputs=_variadic_count,
                 summary="Split into parts of given lengths (one may be -1) along an axis."))
