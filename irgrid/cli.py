@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import time
@@ -27,11 +28,11 @@ import numpy as np
 
 from .devices import DEVICES, open_model
 from .shapes import name_single_input
-from .errors import InputError, IRGridError
+from .errors import InputError, IRGridError, printable
 from .memory import check_fits
-from .npz import save_outputs as _save_outputs
+from .npz import read_arrays, save_outputs as _save_outputs
 from .pictures import load_pillow, save_pictures
-from .threads import available_cores, get_num_threads, set_num_threads
+from .threads import available_cores, get_num_threads, set_num_threads, validate_threads
 
 
 class _Parser(argparse.ArgumentParser):
@@ -147,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
         return {"infer": _infer, "check": _check, "convert": _convert, "batch": _batch, "ops": _ops,
                 "config": _config}[args.command](args)
     except _UsageError as exc:
-        print(f"irgrid: error: {exc}", file=sys.stderr)
+        print(f"irgrid: error: {printable(exc)}", file=sys.stderr)
         return 2
     except IRGridError as exc:
-        print(f"irgrid: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"irgrid: {type(exc).__name__}: {printable(exc)}", file=sys.stderr)
         return 2
     except MemoryError:
         print("irgrid: out of memory", file=sys.stderr)
@@ -163,7 +164,10 @@ def _model_path(args) -> str:
     """The model named by the positional path or -m (once)."""
     if (args.model is None) == (args.model_option is None):
         raise _UsageError("give the model once: as a path or with -m")
-    return args.model or args.model_option
+    path = args.model if args.model is not None else args.model_option
+    if not path:
+        raise _UsageError("the model path is empty")
+    return path
 
 
 def _split_spec(spec: str) -> tuple[str, str]:
@@ -191,13 +195,9 @@ def _load_files(specs: list[str], compiled) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     for spec in specs:
         name, path = _split_spec(spec)
-        try:
-            loaded = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot load input file {path!r}: {exc}") from None
-        if isinstance(loaded, np.lib.npyio.NpzFile):
-            with loaded:
-                arrays.update({k: loaded[k] for k in loaded.files})
+        loaded = read_arrays(path)
+        if isinstance(loaded, dict):
+            arrays.update(loaded)
         elif name:
             arrays[name] = loaded
         elif len(compiled.inputs) == 1:
@@ -257,15 +257,15 @@ def _print_counters(runs: list[list]) -> None:
 
 def _infer(args) -> int:
     if args.nthreads is not None:
-        set_num_threads(args.nthreads)
+        set_num_threads(validate_threads(args.nthreads, "-nthreads"))
         cores = available_cores()
         if args.nthreads > cores:
             print(f"irgrid: warning: -nthreads {args.nthreads} is more than the {cores} CPUs this process may use; "
                   "running anyway", file=sys.stderr)
     if args.niter is not None and args.niter < 1:
         raise _UsageError("-niter must be at least 1")
-    if args.seconds is not None and not args.seconds > 0:
-        raise _UsageError("-t must be a positive number of seconds")
+    if args.seconds is not None and not 0 < args.seconds < math.inf:
+        raise _UsageError("-t must be a positive, finite number of seconds")
     if args.save_images:
         load_pillow()
     suffix = Path(args.output).suffix.lower() if args.output else None
@@ -340,7 +340,7 @@ def _check(args) -> int:
         print(json.dumps({"model": path, "problems": [p.to_dict() for p in problems]}, indent=2))
     else:
         for problem in problems:
-            print(problem)
+            print(printable(problem))
         print(f"{path}: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
     return 1 if problems else 0
 
@@ -363,7 +363,6 @@ def _batch(args) -> int:
             raise
         raise _UsageError("irgrid batch needs Ray: pip install 'irgrid[ray]'") from None
     from .runtime.compiled import CompiledModel
-    from .threads import validate_threads
 
     model = Path(_model_path(args)).resolve()
     input_dir, output_dir = _batch_dirs(args)

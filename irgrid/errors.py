@@ -37,8 +37,21 @@ def describe(layer: Any = None, port: int | None = None) -> str:
     """'GridSample layer "gs" (id 3), port 1': the prefix every layer error starts with."""
     if layer is None:
         return "" if port is None else f"port {port}"
-    text = f'{layer.type} layer "{layer.name}" (id {layer.id})'
+    text = f'{printable(layer.type)} layer "{printable(layer.name)}" (id {layer.id})'
     return text if port is None else f"{text}, port {port}"
+
+
+def printable(text: Any) -> str:
+    """`text` with its control characters escaped (a newline as \\n), so that a name from the XML can
+    neither split an error into several lines nor forge one."""
+    text = str(text)
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def error_line(exc: BaseException) -> str:
+    """As the CLI prints an error: the type and the first line of its message."""
+    message = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
 
 
 class ParseError(IRGridError):

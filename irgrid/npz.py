@@ -1,11 +1,68 @@
-"""Writing outputs to .npy / .npz files, shared by `irgrid infer -o` and `irgrid batch`."""
+"""Reading inputs from and writing outputs to .npy / .npz files, shared by `irgrid infer` (-i, -o)
+and `irgrid batch`."""
 from __future__ import annotations
 
+import math
+import os
 import zipfile
+import zlib
+from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, error_line
+from .memory import check_fits
+
+
+def read_arrays(path: str | os.PathLike) -> np.ndarray | dict[str, np.ndarray]:
+    """The array in a .npy file, or the arrays by name in an .npz (told apart by their first bytes, as
+    np.load tells them). Each array's header is checked against the bytes stored before anything is
+    allocated, and object arrays are refused, so a broken or hostile file (empty, truncated, not a
+    zip, a corrupt member, a huge declared shape) is an InputError naming it."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as stream:
+            is_zip = stream.read(4) == b"PK\x03\x04"
+            if not is_zip:
+                stream.seek(0)
+                return _read_array(stream, os.fstat(stream.fileno()).st_size, path.name)
+        arrays = {}
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                if member.filename.endswith(".npy"):
+                    with archive.open(member) as stream:
+                        arrays[member.filename[:-4]] = _read_array(stream, member.file_size,
+                                                                   f"{path.name}:{member.filename}")
+        return arrays
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError, zlib.error) as exc:
+        raise InputError(f"cannot load input file {path.name!r}: {error_line(exc)}") from None
+
+
+def _read_array(stream, size: int, what: str) -> np.ndarray:
+    """One .npy from `stream` of `size` bytes: header, checks, then exactly the bytes it declares."""
+    fmt = np.lib.format
+    readers = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
+    version = fmt.read_magic(stream)
+    if version not in readers:
+        raise InputError(f"{what}: unsupported .npy format version {version}")
+    shape, fortran, dtype = readers[version](stream)
+    if dtype.hasobject:
+        raise InputError(f"{what}: object arrays are not model inputs")
+    check_fits(shape, dtype, what=f"input {what}")
+    nbytes = math.prod(shape) * dtype.itemsize  # Python ints: a hostile shape cannot overflow
+    if nbytes > size:
+        raise InputError(f"{what}: the header declares {nbytes} bytes of data and the file has fewer")
+    array = np.empty(shape[::-1] if fortran else shape, dtype)  # C-contiguous; transposed back below
+    view = memoryview(array.reshape(-1).view(np.uint8)) if array.size else memoryview(b"")
+    filled = 0
+    while filled < nbytes:
+        count = stream.readinto(view[filled:])
+        if not count:
+            raise InputError(f"{what}: truncated ({filled} of {nbytes} bytes of data)")
+        filled += count
+    return array.T if fortran else array
 
 
 def save_outputs(path: str, arrays: dict[str, np.ndarray]) -> None:

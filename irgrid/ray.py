@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import csv
 import logging
-import math
 import os
 import re
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
@@ -31,9 +29,8 @@ import ray
 import ray.data
 
 from .devices import open_model
-from .errors import ConfigError, InputError
-from .memory import check_fits
-from .npz import save_outputs
+from .errors import ConfigError, InputError, error_line
+from .npz import read_arrays, save_outputs
 from .threads import available_cores, get_num_threads, set_num_threads, validate_threads
 
 INPUT_SUFFIXES = (".npz", ".npy")
@@ -109,12 +106,6 @@ class FileRunner(Predictor):
         return ""
 
 
-def error_line(exc: BaseException) -> str:
-    """As the CLI prints an error: the type and the first line of its message."""
-    message = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
-
-
 def ray_failure_line(exc: BaseException) -> str:
     """The root error of a Ray failure in one line: Ray's message holds the remote traceback (with
     colour codes), whose last `module.Type: message` line is what went wrong (e.g. a worker node that
@@ -131,52 +122,12 @@ def output_name(name: str) -> str:
 
 def load_item(path: Path, inputs: Sequence[tuple]) -> dict[str, np.ndarray]:
     """The model inputs in `path`: an .npz holds them by name, a .npy the one input of a single-input
-    model. Each array's header is checked against the bytes stored before anything is allocated, so a
-    broken or hostile file is an InputError, not a huge allocation."""
-    try:
-        if path.suffix.lower() == ".npy":
-            if len(inputs) != 1:
-                raise InputError(f"a .npy holds one input and the model has {len(inputs)}: use an .npz "
-                                 "with the inputs by name")
-            with open(path, "rb") as stream:
-                return {inputs[0][0].name: _read_array(stream, os.fstat(stream.fileno()).st_size, path.name)}
-        arrays = {}
-        with zipfile.ZipFile(path) as archive:
-            for member in archive.infolist():
-                if member.filename.endswith(".npy"):
-                    with archive.open(member) as stream:
-                        arrays[member.filename[:-4]] = _read_array(stream, member.file_size,
-                                                                   f"{path.name}:{member.filename}")
-        return arrays
-    except InputError:
-        raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError) as exc:
-        raise InputError(f"cannot load input file {path.name!r}: {error_line(exc)}") from None
-
-
-def _read_array(stream, size: int, what: str) -> np.ndarray:
-    """One .npy from `stream` of `size` bytes: header, checks, then exactly the bytes it declares."""
-    fmt = np.lib.format
-    readers = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
-    version = fmt.read_magic(stream)
-    if version not in readers:
-        raise InputError(f"{what}: unsupported .npy format version {version}")
-    shape, fortran, dtype = readers[version](stream)
-    if dtype.hasobject:
-        raise InputError(f"{what}: object arrays are not model inputs")
-    check_fits(shape, dtype, what=f"input {what}")
-    nbytes = math.prod(shape) * dtype.itemsize  # Python ints: a hostile shape cannot overflow
-    if nbytes > size:
-        raise InputError(f"{what}: the header declares {nbytes} bytes of data and the file has fewer")
-    array = np.empty(shape[::-1] if fortran else shape, dtype)  # C-contiguous; transposed back below
-    view = memoryview(array.reshape(-1).view(np.uint8)) if array.size else memoryview(b"")
-    filled = 0
-    while filled < nbytes:
-        count = stream.readinto(view[filled:])
-        if not count:
-            raise InputError(f"{what}: truncated ({filled} of {nbytes} bytes of data)")
-        filled += count
-    return array.T if fortran else array
+    model (read as `read_arrays` reads them: a broken or hostile file is an InputError)."""
+    if path.suffix.lower() == ".npy" and len(inputs) != 1:
+        raise InputError(f"a .npy holds one input and the model has {len(inputs)}: use an .npz "
+                         "with the inputs by name")
+    arrays = read_arrays(path)
+    return {inputs[0][0].name: arrays} if isinstance(arrays, np.ndarray) else arrays
 
 
 def pending_files(input_dir: Path, output_dir: Path) -> tuple[list[str], int]:

@@ -1,6 +1,7 @@
 """Resolving user-given input shapes (`shapes={"feat": (1, 256, 50, 84)}`) against a model."""
 from __future__ import annotations
 
+import numbers
 from typing import Mapping, Sequence
 
 from .errors import InputError
@@ -29,15 +30,27 @@ def resolve_shapes(model: Model, shapes: ShapeArg | None) -> tuple[dict[str, Ten
     """
     overrides: dict[str, TensorInfo] = {}
     declared_hold = True
+    if shapes is not None and not isinstance(shapes, Mapping):
+        raise InputError(f"shapes must map input names to dims, got {type(shapes).__name__}")
     for name, dims in (shapes or {}).items():
         parameter = find_parameter(model, name)
-        shape = tuple(None if d is None or int(d) < 0 else int(d) for d in dims)
+        shape = shape_arg(name, dims)
         declared = parameter_info(parameter).shape
         if declared is not None and (len(declared) != len(shape) or any(
                 a is not None and b is not None and a != b for a, b in zip(declared, shape))):
             declared_hold = False
         overrides[parameter.id] = TensorInfo(shape, parameter.attrs["element_type"])
     return overrides, declared_hold
+
+
+def shape_arg(name: str, dims: object) -> tuple[int | None, ...]:
+    """A user-given shape as dims: each an integer (negative or None: dynamic); InputError otherwise
+    (a string, a float such as 1.5 or NaN, a missing shape)."""
+    if isinstance(dims, (str, bytes)) or not isinstance(dims, Sequence):
+        raise InputError(f"the shape of input {name!r} must be a sequence of dims, got {dims!r}")
+    if not all(d is None or isinstance(d, numbers.Integral) for d in dims):
+        raise InputError(f"the shape of input {name!r} must hold integers (or None), got {list(dims)!r}")
+    return tuple(None if d is None or d < 0 else int(d) for d in dims)
 
 
 def name_single_input(shapes: Mapping[str, Sequence[int | None]], names: Sequence[str]) -> dict:

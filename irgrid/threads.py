@@ -7,8 +7,8 @@
    `cpu.max`, v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`; ceil(quota / period), at least 1), since a
    container allowed 2 CPUs of a 64-core host runs 64 threads 32x oversubscribed.
 
-A variable that is set but not a positive integer is a `ConfigError` naming it, raised when the count is
-resolved: silently falling back would run with a count nobody asked for.
+A variable that is set but not a positive integer of at most MAX_THREADS is a `ConfigError` naming it,
+raised when the count is resolved: silently falling back would run with a count nobody asked for.
 
 The count is passed to every kernel as `prange(..., num_threads=n)` (which is why OMP_NUM_THREADS is read
 here: an explicit num_threads overrides it in OpenMP itself); kernels split work into fixed-size chunks,
@@ -25,6 +25,9 @@ from pathlib import Path
 from .errors import ConfigError
 
 _override: int | None = None
+# The most threads irgrid accepts: OpenMP takes a C int, and a count far beyond any CPU's would make it
+# start that many threads (a count above the CPUs available runs, oversubscribed).
+MAX_THREADS = 1024
 _ENV_VARS = ("IRGRID_NUM_THREADS", "OMP_NUM_THREADS")
 
 
@@ -63,9 +66,10 @@ def available_cores() -> int:
 
 
 def validate_threads(n: object, source: str = "thread count") -> int:
-    """`n` as an int if it is a positive integer (not a bool), else a ConfigError naming `source`."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ConfigError(f"{source} must be a positive integer, got {n!r}")
+    """`n` as an int if it is a positive integer (not a bool) of at most MAX_THREADS, else a ConfigError
+    naming `source`."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_THREADS:
+        raise ConfigError(f"{source} must be a positive integer of at most {MAX_THREADS}, got {n!r}")
     return int(n)
 
 
@@ -80,8 +84,8 @@ def _from_env(name: str) -> int | None:
     if text is None or not text.strip():
         return None
     first = text.split(",")[0].strip() if name == "OMP_NUM_THREADS" else text.strip()
-    if not (first.isascii() and first.isdigit()) or int(first) < 1:
-        raise ConfigError(f"{name}={text!r} is not a positive thread count")
+    if not (first.isascii() and first.isdigit()) or not 1 <= int(first) <= MAX_THREADS:
+        raise ConfigError(f"{name}={text!r} is not a positive thread count of at most {MAX_THREADS}")
     return int(first)
 
 

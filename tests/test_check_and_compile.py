@@ -209,12 +209,17 @@ def test_inputs_as_sequence_in_parameter_order(two_inputs):
     np.testing.assert_array_equal(compiled.infer((a, b))["y"], expected)
 
 
-@pytest.mark.parametrize("case", ["dtype_f64", "dtype_i32", "rank_low", "rank_high", "static_dim",
-                                  "missing", "unknown_name", "sequence_length", "same_input_twice"])
+@pytest.mark.parametrize("case", ["dtype_f64", "dtype_i32", "big_endian", "rank_low", "rank_high", "static_dim",
+                                  "missing", "unknown_name", "sequence_length", "same_input_twice", "ragged",
+                                  "none", "generator"])
 def test_bad_inputs_raise_input_error(two_inputs, case):
     compiled, a, b, _ = two_inputs
     feeds = {
         "dtype_f64": {"a_param": a.astype(np.float64), "b_param": b},
+        "big_endian": {"a_param": a.astype(">f4"), "b_param": b},
+        "ragged": {"a_param": [[1.0, 2.0], [3.0]], "b_param": b},
+        "none": None,
+        "generator": (x for x in (a, b)),
         "dtype_i32": {"a_param": a, "b_param": b.astype(np.int32)},
         "rank_low": {"a_param": a[0], "b_param": b},
         "rank_high": {"a_param": a[None], "b_param": b},
@@ -229,8 +234,18 @@ def test_bad_inputs_raise_input_error(two_inputs, case):
     msg = str(info.value)
     culprit = {"dtype_f64": "a_param", "dtype_i32": "b_param", "rank_low": "a_param", "rank_high": "a_param",
                "static_dim": "a_param", "missing": "b_param", "unknown_name": "'c'",
-               "sequence_length": "2 inputs", "same_input_twice": "a_"}[case]
+               "sequence_length": "2 inputs", "same_input_twice": "a_", "big_endian": "a_param",
+               "ragged": "a_param", "none": "NoneType", "generator": "generator"}[case]
     assert culprit in msg, msg
+
+
+@pytest.mark.parametrize("shapes", [{"a_param": "2,4"}, {"a_param": None}, {"a_param": (float("nan"), 4)},
+                                    {"a_param": (1.5, 4)}, [2, 4]])
+def test_bad_shapes_argument_is_an_input_error(tmp_path, shapes):
+    path = save_ov(_two_input_model(), tmp_path)
+    for call in (lambda: irgrid.compile_model(path, shapes=shapes), lambda: irgrid.check_model(path, shapes=shapes)):
+        with pytest.raises(InputError, match="shape"):
+            call()
 
 
 def test_same_input_given_twice_message_is_truthful(two_inputs):

@@ -2,10 +2,12 @@
 source tree does not shadow the installed package."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -313,9 +315,73 @@ def test_infer_unnamed_npy_with_several_inputs(prior_grid_model, work):
 
 @pytest.mark.parametrize("args", [["-nthreads", "0"], ["-niter", "0"], ["-nthreads", "two"],
                                   ["-shape", "x[1,a]"], ["-shape", "nonsense"], ["--bogus"],
-                                  ["-hint", "latency"], ["-nit", "1"], ["-t", "0"], ["-t", "1", "-niter", "2"]])
+                                  ["-hint", "latency"], ["-nit", "1"], ["-t", "0"], ["-t", "1", "-niter", "2"],
+                                  ["-t", "inf"], ["-t", "nan"], ["-nthreads", "10000000000"]])
 def test_infer_bad_arguments(prior_grid_model, work, args):
-    assert_one_line_error(run_cli("infer", prior_grid_model, *args, cwd=work), 2)
+    assert_one_line_error(run_cli("infer", prior_grid_model, *args, cwd=work, timeout=30), 2)
+
+
+@pytest.mark.parametrize("variable", ["IRGRID_NUM_THREADS", "OMP_NUM_THREADS"])
+def test_infer_thread_variable_beyond_a_c_int(prior_grid_model, work, variable):
+    """OpenMP takes an int: 2**32 + 1 threads is refused by name, not an OverflowError traceback."""
+    proc = run_cli("infer", prior_grid_model, "-niter", "1", cwd=work, env={variable: "4294967297"})
+    assert_one_line_error(proc, 2, "ConfigError", variable)
+
+
+@pytest.mark.parametrize("command", [["infer", ""], ["check", ""], ["infer", "-m", ""]])
+def test_empty_model_path(work, command):
+    assert_one_line_error(run_cli(*command, cwd=work), 2, "the model path is empty")
+
+
+def _corrupt_input_files(work: Path) -> dict[str, Path]:
+    """Input files broken in each way np.load fails on, beside a valid .npy's bytes."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros((1, 4, 6, 10), np.float32))
+    valid = buffer.getvalue()
+    files = {"empty.npy": b"", "empty.npz": b"", "not_a_zip.npz": b"PK\x03\x04" + bytes(100)}
+    for name, content in files.items():
+        (work / name).write_bytes(content)
+    np.savez(work / "objects.npz", feat=np.array([1, "a", None], dtype=object))
+    with zipfile.ZipFile(work / "truncated.npz", "w") as archive:
+        archive.writestr("feat.npy", valid[:200])
+    with zipfile.ZipFile(work / "deflated.npz", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("feat.npy", valid)
+    raw = bytearray((work / "deflated.npz").read_bytes())
+    raw[60:70] = b"\xff" * 10  # inside the compressed member
+    (work / "deflated.npz").write_bytes(bytes(raw))
+    header = valid[:valid.index(b"\n") + 1].replace(b"(1, 4, 6, 10)", b"(1000000, 1000000, 1000)")
+    with zipfile.ZipFile(work / "huge.npz", "w") as archive:
+        archive.writestr("feat.npy", header)
+    return {p.name: p for p in work.iterdir() if p.suffix in (".npy", ".npz")}
+
+
+def test_infer_corrupt_input_files(prior_grid_model, work):
+    """Each broken -i file (and a broken inputs.npz beside the model) is one InputError line naming it
+    (a shape too large for memory a ShapeError, as everywhere): the same reader as `irgrid batch`
+    (irgrid.npz.read_arrays)."""
+    for name, path in _corrupt_input_files(work).items():
+        spec = f"feat={path}" if name.endswith(".npy") else path
+        proc = run_cli("infer", prior_grid_model, "-niter", "1", "-i", spec, cwd=work)
+        assert_one_line_error(proc, 2, "ShapeError" if name == "huge.npz" else "InputError", name)
+    beside = prior_grid_model.with_name("inputs.npz")
+    beside.write_bytes(b"PK\x03\x04" + bytes(100))
+    assert_one_line_error(run_cli("infer", prior_grid_model, "-niter", "1", cwd=work), 2, "InputError", "inputs.npz")
+
+
+def test_error_naming_a_layer_with_a_newline_is_one_line(prior_grid_model, work):
+    """A name from the XML cannot split the error into lines (or forge one): control characters are
+    escaped, in `infer`'s error and in `check`'s problem lines."""
+    root = etree.fromstring(prior_grid_model.read_bytes())
+    layer = root.find(".//layer[@name='pg']")
+    layer.set("name", "pg\nirgrid: a forged line")
+    layer.find("data").set("flatten", "maybe")
+    path = work / "newline.xml"
+    path.write_bytes(etree.tostring(root))
+    path.with_suffix(".bin").write_bytes(prior_grid_model.with_suffix(".bin").read_bytes())
+    err = assert_one_line_error(run_cli("infer", path, cwd=work), 2, "LayerAttributeError")
+    assert "pg\\nirgrid: a forged line" in err
+    proc = run_cli("check", path, cwd=work)
+    assert proc.returncode == 1 and len(proc.stdout.strip().splitlines()) == 2, proc.stdout
 
 
 def test_infer_unknown_shape_name(prior_grid_model, work):

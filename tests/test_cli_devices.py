@@ -133,3 +133,17 @@ def test_per_layer_counters(device, tmp_path):
     if device == "irgrid":  # the steps of irgrid's plan, in order, with the kernel each runs
         assert list(rows) == ["flow_nhwc", "sample_xy", "sample_scaled", "grid", "warped"]
         assert rows["warped"][1] == "sampling.SamplePlan" and rows["grid"][1] == "numpy"
+
+
+@pytest.mark.parametrize("dtype", [">f4", "c8", "f8"])
+def test_openvino_device_checks_input_arrays(tmp_path, dtype):
+    """OpenVINO's device refuses what irgrid's refuses, by the same check: a big-endian f32 was read as
+    garbage (exit 0) and a complex array was OpenVINO's traceback."""
+    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    with np.load(path.with_name("inputs.npz")) as saved:
+        inputs = dict(saved)
+    inputs["image"] = inputs["image"].astype(dtype)
+    np.savez(tmp_path / "bad.npz", **inputs)
+    for device in ("openvino", "irgrid"):
+        proc = run_cli("infer", path, "-d", device, "-niter", 1, "-i", tmp_path / "bad.npz", cwd=tmp_path)
+        assert_one_line_error(proc, 2, "InputError", "'image' must be f32")

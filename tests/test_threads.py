@@ -37,7 +37,7 @@ def test_resolution_order(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["IRGRID_NUM_THREADS", "OMP_NUM_THREADS"])
-@pytest.mark.parametrize("value", ["abc", "0", "-3", "2.5", "abc,2"])
+@pytest.mark.parametrize("value", ["abc", "0", "-3", "2.5", "abc,2", "4294967297", "1025"])
 def test_bad_environment_value_is_a_config_error(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     with pytest.raises(irgrid.ConfigError) as info:
@@ -51,10 +51,13 @@ def test_empty_environment_value_is_unset(monkeypatch):
     assert irgrid.get_num_threads() == threads.available_cores()
 
 
-@pytest.mark.parametrize("bad", [0, -1, True, 2.0, "2"])
+@pytest.mark.parametrize("bad", [0, -1, True, 2.0, "2", threads.MAX_THREADS + 1, 2 ** 31])
 def test_set_num_threads_rejects_non_positive_integers(bad):
+    """... and counts beyond MAX_THREADS (OpenMP takes a C int: 2**31 overflowed in the kernels)."""
     with pytest.raises(irgrid.ConfigError, match="positive integer"):
         irgrid.set_num_threads(bad)
+    with pytest.raises(irgrid.ConfigError, match="positive integer"):
+        irgrid.compile_model(SAMPLE, threads=bad)
 
 
 def test_validate_threads_accepts_numpy_integers():

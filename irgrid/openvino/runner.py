@@ -19,6 +19,7 @@ import openvino as ov
 
 from ..shapes import name_single_input
 from ..errors import InputError, OpenVINOError
+from ..input_arrays import input_array
 from ..ir import element_types
 from ..registry import TensorInfo
 from .conversion import conversion_extensions
@@ -86,7 +87,7 @@ class OpenVINOModel:
             found = [n for n in model_input.names if n in remaining]
             if not found:
                 raise InputError(f"input {model_input.name!r} is missing")
-            tensors[port] = _tensor(np.asarray(remaining.pop(found[0])), info.element_type)
+            tensors[port] = _tensor(input_array(model_input.name, info, remaining.pop(found[0])), info.element_type)
         if remaining:
             raise InputError(f"the model has no input named {next(iter(remaining))!r}")
         try:

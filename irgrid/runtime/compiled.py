@@ -21,9 +21,10 @@ import numpy as np
 from ..binding import read_model
 from ..declared import declared_mismatches
 from ..errors import InputError, ShapeError
+from ..input_arrays import input_array
 from ..inference import LAYER_FAILURES, Key, infer_model, layer_error, layer_runner, oversized, prepare_layer
 from ..ir import element_types
-from ..ir.dims import format_shape, is_static
+from ..ir.dims import is_static
 from ..ir.model import Layer, Model
 from ..memory import allocate
 from ..registry import PreparedFn, RunContext, TensorInfo
@@ -153,6 +154,9 @@ class CompiledModel:
                 values[key] = array
             else:
                 return values
+        if not isinstance(inputs, (Mapping, Sequence)) or isinstance(inputs, (str, bytes)):
+            raise InputError("inputs must map input names to arrays, or be a sequence of arrays in input order; "
+                             f"got {type(inputs).__name__}")
         if not isinstance(inputs, Mapping):
             if len(inputs) != len(self.inputs):
                 raise InputError(f"expected {len(self.inputs)} inputs, got {len(inputs)}")
@@ -165,8 +169,7 @@ class CompiledModel:
                 raise InputError(f"input {names[0]!r} is missing (given: {', '.join(map(str, inputs)) or 'none'})")
             if len(found) > 1:
                 raise InputError(f"input {names[0]!r} is given twice (as {' and '.join(map(repr, found))})")
-            array = np.asarray(remaining.pop(found[0]))
-            values[(parameter.id, 0)] = _check_input(parameter, info, array)
+            values[(parameter.id, 0)] = input_array(parameter.name, info, remaining.pop(found[0]))
         if remaining:
             raise InputError(f"the model has no input named {next(iter(remaining))!r} "
                              f"(inputs: {', '.join(self.model.input_names(p)[0] for p, _ in self.inputs)})")
@@ -229,26 +232,6 @@ class CompiledModel:
         plan = describe_plan(self.model, self._infos, set(self._constants), self._steps, self._fusions,
                              self.fuse)
         return plan if structured else format_plan(plan)
-
-
-def _check_input(parameter: Layer, info: TensorInfo, array: np.ndarray) -> np.ndarray:
-    name = parameter.name
-    element_type = info.element_type
-    expected = element_types.numpy_dtype(element_type)
-    if element_type == "bf16" and array.dtype.name == "bfloat16":
-        array = array.astype(np.float32)
-    if array.dtype != expected:
-        raise InputError(f"input {name!r} must be {element_type} ({expected}), got {array.dtype}")
-    shape = info.shape
-    if shape is not None:
-        if array.ndim != len(shape):
-            raise InputError(f"input {name!r} must have rank {len(shape)} {format_shape(shape)}, "
-                             f"got shape {list(array.shape)}")
-        bad = [i for i, (d, a) in enumerate(zip(shape, array.shape)) if d is not None and d != a]
-        if bad:
-            raise InputError(f"input {name!r} must have shape {format_shape(shape)}, got "
-                             f"{list(array.shape)} (dim {', '.join(map(str, bad))})")
-    return array
 
 
 def compile_model(model: Model | str | os.PathLike, shapes: ShapeArg | None = None,

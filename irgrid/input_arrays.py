@@ -1,0 +1,38 @@
+"""Checking the arrays given to a compiled model against its inputs, the same on either device
+(irgrid's runtime and OpenVINO's CPU plugin), so that a wrong dtype (a big-endian float included) or
+shape is an InputError naming the input, never a misread buffer or a runtime's own exception."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+from .ir import element_types
+from .ir.dims import format_shape
+from .registry import TensorInfo
+
+
+def input_array(name: str, info: TensorInfo, value: Any) -> np.ndarray:
+    """`value` (an array or anything numpy reads as one) as the input `name` of type and shape `info`;
+    InputError otherwise. bf16 inputs may come as numpy's bfloat16 (ml_dtypes) or as f32."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"input {name!r} is not an array: {exc}") from None
+    element_type = info.element_type
+    expected = element_types.numpy_dtype(element_type)
+    if element_type == "bf16" and array.dtype.name == "bfloat16":
+        array = array.astype(np.float32)
+    if array.dtype != expected:
+        raise InputError(f"input {name!r} must be {element_type} ({expected}), got {array.dtype}")
+    shape = info.shape
+    if shape is not None:
+        if array.ndim != len(shape):
+            raise InputError(f"input {name!r} must have rank {len(shape)} {format_shape(shape)}, "
+                             f"got shape {list(array.shape)}")
+        bad = [i for i, (d, a) in enumerate(zip(shape, array.shape)) if d is not None and d != a]
+        if bad:
+            raise InputError(f"input {name!r} must have shape {format_shape(shape)}, got "
+                             f"{list(array.shape)} (dim {', '.join(map(str, bad))})")
+    return array
