@@ -147,3 +147,12 @@ def test_openvino_device_checks_input_arrays(tmp_path, dtype):
     for device in ("openvino", "irgrid"):
         proc = run_cli("infer", path, "-d", device, "-niter", 1, "-i", tmp_path / "bad.npz", cwd=tmp_path)
         assert_one_line_error(proc, 2, "InputError", "'image' must be f32")
+
+
+@pytest.mark.parametrize("command", ["infer", "convert"])
+def test_corrupt_onnx_is_one_line(tmp_path, command):
+    """Refused before OpenVINO tries its other frontends (the TensorFlow one logged lines of its own)."""
+    (tmp_path / "bad.onnx").write_text("<net")
+    extra = ["-o", tmp_path / "out.xml"] if command == "convert" else []
+    proc = run_cli(command, tmp_path / "bad.onnx", *extra, cwd=tmp_path)
+    assert_one_line_error(proc, 2, "OpenVINOError", "not an ONNX model")

@@ -8,7 +8,7 @@ import openvino as ov
 
 from ..errors import OpenVINOError
 from .conversion import conversion_extensions
-from .runner import openvino_reason
+from .runner import check_onnx, openvino_reason
 
 
 def convert(source: str | os.PathLike, output: str | os.PathLike, compress_to_fp16: bool = False) -> Path:
@@ -19,6 +19,7 @@ def convert(source: str | os.PathLike, output: str | os.PathLike, compress_to_fp
     output = Path(output)
     if output.suffix.lower() != ".xml":
         raise OpenVINOError(f"{output}: the IR file must end in .xml")
+    check_onnx(source)
     try:
         model = ov.convert_model(str(source), extension=conversion_extensions())
         ov.save_model(model, str(output), compress_to_fp16=compress_to_fp16)

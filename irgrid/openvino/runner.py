@@ -12,10 +12,12 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 import openvino as ov
+from openvino.frontend import FrontEndManager
 
 from ..shapes import name_single_input
 from ..errors import InputError, OpenVINOError
@@ -47,6 +49,7 @@ class OpenVINOModel:
         config = {"INFERENCE_PRECISION_HINT": "f32", "PERF_COUNT": "YES" if profile else "NO"}
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
+        check_onnx(path)
         try:
             model = core.read_model(str(path))
             if shapes:
@@ -95,6 +98,16 @@ class OpenVINOModel:
         except RuntimeError as exc:
             raise OpenVINOError(openvino_reason(exc)) from None
         return OrderedDict((name, _array(self._request.get_output_tensor(i))) for i, name in enumerate(self.outputs))
+
+
+def check_onnx(path: str | os.PathLike) -> None:
+    """An .onnx file that OpenVINO's ONNX frontend cannot read is refused here: left to
+    `read_model`, OpenVINO would try every frontend, and the TensorFlow one logs lines of its own to
+    stderr before the error (the CLI's error is one line)."""
+    if Path(path).suffix.lower() != ".onnx" or not Path(path).is_file():
+        return  # a missing file: read_model names it
+    if not FrontEndManager().load_by_framework("onnx").supported(str(path)):
+        raise OpenVINOError(f"{path}: not an ONNX model that OpenVINO's ONNX frontend can read")
 
 
 def openvino_reason(exc: Exception) -> str:
