@@ -134,10 +134,20 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
         w[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo[j])), _mm256_cvtpd_ps(hi[j]), 1);
 }
 
-/* The same two in f32, for the `native` taps of irgrid_dim_taps (3-D cubic's own run, which no scalar
-   or gather path has to match bit for bit): the double versions above were about half of its taps'
-   work, and its taps a third or more of its time. */
-IRGRID_DENORMALIZE_FN(irgrid_denormalize_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
+/* The same two in f32, for the `native` taps of irgrid_dim_taps (the cubic runs, irgrid_cubic2d_run and
+   irgrid_cubic3d_run): the double versions above were about half of their taps' work, and the taps a
+   third or more of 3-D cubic's time. The pixel coordinate is one FMA, g * (L / 2) + (L - 1) / 2 (with
+   align_corners g * (L - 1) / 2 + (L - 1) / 2), whose constants are exact in f32 (L < 2**24; the runs'
+   scratches hold at most 2**18 pixels): the exact coordinate rounded once, which is what the double
+   version gives (its double arithmetic is exact for |g| >= 2**-29), so both paths sample at the same
+   coordinates. Computed as the formula reads, in f32, it was off by up to 3 of its ulps, 2.4e-4
+   pixels at 1500 pixels, enough to move a cubic output by 1e-4 between the paths (that is, with the
+   channel count). Keys' weights from t = x - floor(x) in [0, 1) differ from the double ones in their
+   last bits only. */
+IRGRID_AVX2_INLINE __m256 irgrid_denormalize_native_ps(__m256 g, double length, int align) {
+    const __m256 offset = _mm256_set1_ps((float)((length - 1) / 2));
+    return _mm256_fmadd_ps(g, align ? offset : _mm256_set1_ps((float)(length / 2)), offset);
+}
 IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
 
 /* ------------------------------------------------------------------ f32, 8 lanes */

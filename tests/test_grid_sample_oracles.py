@@ -190,6 +190,28 @@ def test_opset9_vs_openvino(mode, padding, align_corners, grid_dtype, ov_run, tm
         assert_matches(out, expected, np.float32, f"dims {dims}")
 
 
+@pytest.mark.parametrize("align_corners", [False, True], ids=["ac0", "ac1"])
+@pytest.mark.parametrize("channels", [1, 8])  # the gather path; the interleaved 2-D cubic run
+def test_opset9_bicubic_on_a_wide_image_vs_openvino(channels, align_corners, ov_run, tmp_path):
+    """At 1500 pixels an f32 coordinate's ulp is 1.2e-4 pixels: every path rounds the exact coordinate
+    once, as OpenVINO does, so the result does not depend on the channel count (the cubic runs
+    computed it as the formula reads, in f32, 2.4e-4 from OpenVINO's). Random, not dyadic, coordinates."""
+    import openvino as ov
+    import openvino.opset9 as ops
+
+    rng = _rng("ov9wide", channels, align_corners)
+    x = rng.standard_normal((1, channels, 4, 1500)).astype(np.float32)
+    grid = np.stack([rng.uniform(-1, 1, 256), rng.uniform(-0.5, 0.5, 256)], -1).reshape(1, 1, 256, 2)
+    grid = grid.astype(np.float32)
+    data_p = ops.parameter(x.shape, np.float32, name="X")
+    grid_p = ops.parameter(grid.shape, np.float32, name="grid")
+    node = ops.grid_sample(data_p, grid_p, {"align_corners": align_corners, "mode": "bicubic", "padding_mode": "zeros"})
+    model = ov.Model([node], [data_p, grid_p], "gs9")
+    out = next(iter(irgrid.compile_model(save_ov(model, tmp_path))({"X": x, "grid": grid}).values()))
+    (expected,) = ov_run(model, [x, grid])
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=4e-6)
+
+
 # --------------------------------------------------------------------------------------------
 # onnx.reference: 1-D, 3-D cubic, 4-D (rank-6 data)
 
