@@ -21,11 +21,12 @@ def input_array(name: str, info: TensorInfo, value: Any) -> np.ndarray:
     except (ValueError, TypeError) as exc:
         raise InputError(f"input {name!r} is not an array: {exc}") from None
     element_type = info.element_type
-    expected = element_types.numpy_dtype(element_type)
-    if element_type == "bf16" and array.dtype.name == "bfloat16":
-        array = array.astype(np.float32)
-    if array.dtype != expected:
-        raise InputError(f"input {name!r} must be {element_type} ({expected}), got {array.dtype}")
+    if element_type in element_types.SUPPORTED:  # OpenVINO's others (u1, string, ...): left to it
+        expected = element_types.numpy_dtype(element_type)
+        if element_type == "bf16" and array.dtype.name == "bfloat16":
+            array = array.astype(np.float32)
+        if array.dtype != expected:
+            raise InputError(f"input {name!r} must be {element_type} ({expected}), got {array.dtype}")
     shape = info.shape
     if shape is not None:
         if array.ndim != len(shape):

@@ -90,7 +90,11 @@ class OpenVINOModel:
             found = [n for n in model_input.names if n in remaining]
             if not found:
                 raise InputError(f"input {model_input.name!r} is missing")
-            tensors[port] = _tensor(input_array(model_input.name, info, remaining.pop(found[0])), info.element_type)
+            array = input_array(model_input.name, info, remaining.pop(found[0]))
+            try:
+                tensors[port] = _tensor(array, info.element_type)
+            except (RuntimeError, TypeError) as exc:  # a type irgrid does not know (u1, string, ...)
+                raise InputError(f"input {model_input.name!r}: {openvino_reason(exc)}") from None
         if remaining:
             raise InputError(f"the model has no input named {next(iter(remaining))!r}")
         try:
