@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .binding import bind_layer, bind_model
-from .errors import Problem, UnsupportedLayerError
+from .errors import InputError, Problem, UnsupportedLayerError
 from .ir.reader import read_ir
 from .runtime.compiled import CompiledModel
 from .shapes import name_single_input
@@ -29,6 +29,8 @@ def open_model(path: str | os.PathLike, device: str = "auto",
     per-layer counters `infer_profiled` returns (irgrid's runtime times its steps whenever asked)."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}")
+    if Path(path).suffix.lower() in (".npy", ".npz"):  # not left to OpenVINO, whose other frontends log
+        raise InputError(f"{path} holds arrays, not a model: give the model (.xml, or .onnx)")
     if Path(path).suffix.lower() != ".xml":
         if device == "irgrid":
             raise UnsupportedLayerError(f"{path}: irgrid's runtime reads OpenVINO IR (.xml); "

@@ -156,3 +156,9 @@ def test_corrupt_onnx_is_one_line(tmp_path, command):
     extra = ["-o", tmp_path / "out.xml"] if command == "convert" else []
     proc = run_cli(command, tmp_path / "bad.onnx", *extra, cwd=tmp_path)
     assert_one_line_error(proc, 2, "OpenVINOError", "not an ONNX model")
+
+
+def test_input_file_given_as_the_model_is_one_line(tmp_path):
+    """A common slip (`irgrid infer inputs.npz`): refused by irgrid, not left to OpenVINO's frontends."""
+    path = ROOT_SAMPLES / "flow_warp" / "inputs.npz"
+    assert_one_line_error(run_cli("infer", path, cwd=tmp_path), 2, "InputError", "not a model")
