@@ -123,11 +123,13 @@ def output_name(name: str) -> str:
 def load_item(path: Path, inputs: Sequence[tuple]) -> dict[str, np.ndarray]:
     """The model inputs in `path`: an .npz holds them by name, a .npy the one input of a single-input
     model (read as `read_arrays` reads them: a broken or hostile file is an InputError)."""
-    if path.suffix.lower() == ".npy" and len(inputs) != 1:
+    arrays = read_arrays(path)
+    if not isinstance(arrays, np.ndarray):
+        return arrays
+    if len(inputs) != 1:  # read_arrays tells a .npy by its bytes, whatever the file's name
         raise InputError(f"a .npy holds one input and the model has {len(inputs)}: use an .npz "
                          "with the inputs by name")
-    arrays = read_arrays(path)
-    return {inputs[0][0].name: arrays} if isinstance(arrays, np.ndarray) else arrays
+    return {inputs[0][0].name: arrays}
 
 
 def pending_files(input_dir: Path, output_dir: Path) -> tuple[list[str], int]:
