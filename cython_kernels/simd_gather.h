@@ -93,16 +93,8 @@ static int irgrid_interleave_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
 }
 
 #ifdef IRGRID_SIMD_X86
-/* Pixel coordinates (interpolation.pxd's denormalize) and Keys' weights (A = -0.75) for taps at -1,
-   0, 1, 2 from floor(x), t = x - floor(x) (cubic_weights), defined for a vector type by its set1,
-   add, sub and mul. */
-#define IRGRID_DENORMALIZE_FN(name, V, SET1, ADD, SUB, MUL) \
-    IRGRID_AVX2_INLINE V name(V g, double length, int align) { \
-        const V one = SET1(1.0), half = SET1(0.5); \
-        if (align) \
-            return MUL(MUL(ADD(g, one), half), SET1(length - 1)); \
-        return MUL(SUB(MUL(ADD(g, one), SET1(length)), one), half); \
-    }
+/* Keys' weights (A = -0.75) for taps at -1, 0, 1, 2 from floor(x), t = x - floor(x)
+   (interpolation.pxd's cubic_weights), defined for a vector type by its set1, add, sub and mul. */
 #define IRGRID_KEYS_FN(name, V, SET1, ADD, SUB, MUL) \
     IRGRID_AVX2_INLINE void name(V t, V* w) { \
         const V one = SET1(1.0), a = SET1(-0.75), a5 = SET1(5 * -0.75), a8 = SET1(8 * -0.75); \
@@ -114,9 +106,15 @@ static int irgrid_interleave_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
         w[3] = SUB(MUL(ADD(MUL(SUB(MUL(a, v), a5), v), a8), v), a4); \
     }
 
-/* The scalar path computes these in double even for f32 data (Cython's double literals), so the
-   vector path does too: the same pixel coordinates (nearest ties!) and cubic weights, bit for bit. */
-IRGRID_DENORMALIZE_FN(irgrid_denormalize_pd, __m256d, _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd)
+/* Pixel coordinates (interpolation.pxd's denormalize, operation for operation) and cubic weights in
+   double: the scalar path computes these in double even for f32 data (Cython's double literals), so
+   the vector path does too: the same pixel coordinates (nearest ties!) and cubic weights, bit for bit. */
+IRGRID_AVX2_INLINE __m256d irgrid_denormalize_pd(__m256d g, double length, int align) {
+    const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5);
+    if (align)
+        return _mm256_mul_pd(_mm256_mul_pd(_mm256_add_pd(g, one), half), _mm256_set1_pd(length - 1));
+    return _mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(g, one), _mm256_set1_pd(length)), one), half);
+}
 IRGRID_KEYS_FN(irgrid_cubic_pd, __m256d, _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd)
 
 IRGRID_AVX2_INLINE __m256 irgrid_denormalize_ps(__m256 g, double length, int align) {
