@@ -100,10 +100,10 @@ PEER_LABELS = {"irgrid": "irgrid", "irgrid_unfused": "irgrid unfused", "openvino
 def _cases(quick: bool) -> list[dict]:
     """Every case: name, kind and sizes; `peers` lists who can run it."""
     if quick:
-        c2, s2, nb, cb, sb, c3, d3, s3 = 8, 128, 2, 16, 32, 4, 16, 32
+        c2, s2, nb, cb, sb, c3, d3, s3, nb3, d3b = 8, 128, 2, 16, 32, 4, 16, 32, 2, 16
         prior_large = (1, 256, 50, 84)
     else:
-        c2, s2, nb, cb, sb, c3, d3, s3 = 32, 256, 8, 64, 64, 16, 32, 64
+        c2, s2, nb, cb, sb, c3, d3, s3, nb3, d3b = 32, 256, 8, 64, 64, 16, 32, 64, 4, 32
         prior_large = (1, 256, 200, 336)
     gs2 = ("irgrid", "openvino", "onnxruntime", "torch")
     ext = ("openvino_ext",)  # irgrid's op inside OpenVINO: its per-call cost, and 3-D inside OpenVINO
@@ -124,6 +124,9 @@ def _cases(quick: bool) -> list[dict]:
     sample_cases += [dict(name=f"grid_sample/3d_{mode}", mode=mode, x=(1, c3, d3, s3, s3), grid=(1, d3, s3, s3, 3),
                           peers=("irgrid", "onnxruntime", "torch") + ext)
                      for mode in ("trilinear", "tricubic")]
+    # A batch of small volumes, as registration networks warp them (the same bytes as the single case).
+    sample_cases.append(dict(name="grid_sample/3d_trilinear_batched", mode="trilinear", x=(nb3, c3, d3b, d3b, d3b),
+                             grid=(nb3, d3b, d3b, d3b, 3), peers=("irgrid", "onnxruntime", "torch")))
     for case in sample_cases:
         for grid_kind in GRID_KINDS:
             cases.append(dict(case, name=f"{case['name']}/{grid_kind}", kind="grid_sample", grid_kind=grid_kind))
