@@ -512,6 +512,15 @@ def test_config_and_ops(work):
     assert "ExperimentalDetectronPriorGridGenerator" in proc.stdout and "Cython" in proc.stdout
 
 
+def test_closed_stdout_is_no_traceback(work):
+    """`irgrid ops | head -1`: the reader has gone before irgrid writes; exit 1 with nothing on stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "irgrid", "ops"], cwd=work, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (1, "")
+
+
 def test_infer_output_named_file_is_saved(work):
     """An output tensor may be called anything, including `file` (np.savez's own parameter name)."""
     x = ops.parameter([2], np.float32, name="x")
