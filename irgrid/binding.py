@@ -10,7 +10,7 @@ import os
 from typing import Callable
 
 from . import ops  # noqa: F401  (importing the operator package registers every operator)
-from .errors import IRGridError, ParseError, Problem
+from .errors import IRGridError, Problem
 from .ir.model import Layer, Model
 from .ir.reader import read_ir
 from .registry import find
@@ -20,10 +20,7 @@ def bind_layer(layer: Layer) -> None:
     """Set `layer.op` and `layer.attrs`; raises the layer's first problem, located."""
     try:
         spec = find(layer.type, layer.version)
-        fewest, most = spec.inputs
-        if not fewest <= len(layer.inputs) <= most:
-            want = str(fewest) if fewest == most else f"{fewest} to {most}"
-            raise ParseError(f"has {len(layer.inputs)} inputs, {layer.type} takes {want}")
+        spec.check_input_count(len(layer.inputs))
         layer.attrs = spec.parse_attrs(layer.raw_attrs)
     except IRGridError as exc:
         raise exc.located(layer) from None

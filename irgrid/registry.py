@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import LayerAttributeError, UnsupportedLayerError
+from .errors import LayerAttributeError, ParseError, UnsupportedLayerError
 from .ir.attributes import Attr, parse_attrs
 from .ir.dims import Shape
 
@@ -84,6 +84,13 @@ class OpSpec:
     def parse_attrs(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Canonical attribute values from IR text or Python values; LayerAttributeError otherwise."""
         return parse_attrs(self.attrs, given, LayerAttributeError)
+
+    def check_input_count(self, count: int) -> None:
+        """ParseError unless the operator takes `count` inputs."""
+        fewest, most = self.inputs
+        if not fewest <= count <= most:
+            want = str(fewest) if fewest == most else f"{fewest} to {most}"
+            raise ParseError(f"has {count} inputs, {self.type} takes {want}")
 
     def write_attrs(self, attrs: Mapping[str, Any]) -> dict[str, str]:
         """Canonical attribute values as this version's IR text."""

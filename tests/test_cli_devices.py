@@ -3,7 +3,11 @@ the choice and its reason printed, and one-line errors."""
 from __future__ import annotations
 
 import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
 import pytest
+
+import irgrid.openvino as iov
 
 from oracles import save_ov
 from test_cli import assert_one_line_error, run_cli
@@ -162,3 +166,24 @@ def test_input_file_given_as_the_model_is_one_line(tmp_path):
     """A common slip (`irgrid infer inputs.npz`): refused by irgrid, not left to OpenVINO's frontends."""
     path = ROOT_SAMPLES / "flow_warp" / "inputs.npz"
     assert_one_line_error(run_cli("infer", path, cwd=tmp_path), 2, "InputError", "not a model")
+
+
+@pytest.mark.parametrize("command", ["infer", "convert"])
+def test_a_conversion_rule_refusal_is_its_reason(tmp_path, command):
+    """OpenVINO wraps a rule's error in a traceback and a summary; the one line is irgrid's reason."""
+    _gridsample_onnx(tmp_path / "gs.onnx", 3, "sharp")
+    extra = ["-o", tmp_path / "out.xml"] if command == "convert" else []
+    proc = run_cli(command, tmp_path / "gs.onnx", *extra, cwd=tmp_path)
+    assert_one_line_error(proc, 2, "OpenVINOError", "ValueError: GridSample: unknown mode 'sharp'")
+
+
+def test_an_irgrid_op_refusal_at_run_time_names_the_layer(tmp_path):
+    """A Python op's error inside the CPU plugin: the plugin's node line and the error, not the traceback."""
+    x = ops.parameter([1, 2, -1, -1, -1], np.float32, name="x")
+    g = ops.parameter([1, -1, -1, -1, -1], np.float32, name="g")
+    node = iov.op_class("GridSample", "irgrid1")([x.output(0), g.output(0)])
+    node.set_friendly_name("warp")
+    path = save_ov(ov.Model([ops.result(node)], [x, g]), tmp_path)
+    np.savez(tmp_path / "in.npz", x=np.zeros((1, 2, 3, 4, 5), np.float32), g=np.zeros((1, 2, 2, 2, 2), np.float32))
+    proc = run_cli("infer", path, "-d", "openvino", "-i", tmp_path / "in.npz", "-niter", 1, cwd=tmp_path)
+    assert_one_line_error(proc, 2, "OpenVINOError", "Node warp of type Reference: ShapeError", "grid")

@@ -6,6 +6,7 @@ bicubic case's expected values are printed to 4 decimals); OpenVINO paths run at
 """
 from __future__ import annotations
 
+import re
 import threading
 
 import numpy as np
@@ -179,7 +180,7 @@ def test_attributes_round_trip_through_ir(tmp_path):
     gs = iov.op_class("GridSample", "irgrid1")
     x, g = ops.parameter([1, 1, 4, 4, 4], np.float32, name="x"), ops.parameter([1, 2, 2, 2, 3], np.float32, name="g")
     node = gs([x.output(0), g.output(0)], mode="bicubic", padding_mode="border", align_corners=1)
-    assert node.get_attributes() == {"align_corners": True, "mode": "cubic", "padding_mode": "border"}
+    assert node.get_attributes() == {"align_corners": "true", "mode": "cubic", "padding_mode": "border"}
     path = save_ov(ov.Model([ops.result(node)], [x, g]), tmp_path)
     text = path.read_text()
     assert 'type="GridSample" version="irgrid1"' in text and 'mode="cubic"' in text
@@ -189,8 +190,38 @@ def test_attributes_round_trip_through_ir(tmp_path):
                                                            "padding_mode": "border"}
     with pytest.raises(irgrid.LayerAttributeError, match="mode='sharp' must be one of"):
         gs([x.output(0), g.output(0)], mode="sharp")
-    with pytest.raises(irgrid.ShapeError, match='GridSample node ".*", input 1: grid must have rank 5'):
-        gs([x.output(0), ops.parameter([1, 2, 2, 3], np.float32).output(0)])
+    with pytest.raises(irgrid.ShapeError, match="GridSample node, input 1: grid must have rank 5"):
+        gs([x.output(0), ops.parameter([1, 2, 2, 3], np.float32).output(0)])  # named only once built
+
+
+@pytest.mark.parametrize("attr,text,error", [
+    ("align_corners", "yes", "is not a boolean"), ("align_corners", "2", "is not a boolean"),
+    ("align_corners", "", "is not a boolean"), ("mode", "sharp", "must be one of")])
+def test_reading_refuses_what_irgrid_check_refuses(attr, text, error, tmp_path):
+    """OpenVINO's visitor reads a typed attribute leniently ("yes" as false); the extension parses the
+    IR text as irgrid's reader does, and the CLI's one line carries irgrid's reason."""
+    from irgrid.openvino.runner import openvino_reason
+
+    gs = iov.op_class("GridSample", "irgrid1")
+    x, g = ops.parameter([1, 1, 4, 4], np.float32, name="x"), ops.parameter([1, 2, 2, 2], np.float32, name="g")
+    path = save_ov(ov.Model([ops.result(gs([x.output(0), g.output(0)]))], [x, g]), tmp_path)
+    text_before = path.read_text()
+    path.write_text(re.sub(f'{attr}="[^"]*"', f'{attr}="{text}"', text_before, count=1))
+    with pytest.raises(irgrid.LayerAttributeError, match=error):
+        irgrid.read_model(path)
+    with pytest.raises(RuntimeError) as caught:
+        _ov_core().read_model(str(path))
+    reason = openvino_reason(caught.value)
+    assert reason.startswith(f"LayerAttributeError: GridSample node: attribute {attr}={text!r} {error}"), reason
+
+
+def test_input_counts_are_checked():
+    gs, dc = iov.op_class("GridSample", "irgrid1"), iov.op_class("DeformConv", "irgrid1")
+    x = ops.parameter([1, 1, 4, 4], np.float32, name="x")
+    with pytest.raises(irgrid.ParseError, match="has 3 inputs, GridSample takes 2"):
+        gs([x.output(0)] * 3)
+    with pytest.raises(irgrid.ParseError, match="has 6 inputs, DeformConv takes 3 to 5"):
+        dc([x.output(0)] * 6)
 
 
 def test_only_irgrid_owned_operators_are_registered():

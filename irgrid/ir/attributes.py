@@ -126,15 +126,11 @@ class Attr:
             return format_shape_attr(value)
         return format_value(value)
 
-    def visit_value(self, value: Any) -> Any:
-        """The value as OpenVINO's attribute visitor takes it (its Python type sets the parse type)."""
-        if self.choices is not None:
-            return self.write(value)
-        if self.kind in ("ints", "floats"):
-            return list(value)
-        if self.kind in ("element_type", "shape"):
-            return self.write(value)
-        return value
+    def visit_value(self, value: Any) -> str:
+        """The value as OpenVINO's attribute visitor takes it: the IR text. The visitor parses a typed
+        value by its Python type and leniently ("yes" reads as false, "1.5" as 1), where the text is
+        handed to `parse` as irgrid's reader hands it."""
+        return self.write(value)
 
 
 def parse_attrs(attrs: tuple[Attr, ...], given: Mapping[str, Any], on_error: Callable[[str], Exception]) -> dict:

@@ -74,6 +74,7 @@ def _make_class(spec: OpSpec, version: str) -> type:
         return True
 
     def validate_and_infer_types(self) -> None:
+        _call(spec, self, spec.check_input_count, self.get_input_size())
         infos = [_input_info(self, i) for i in range(self.get_input_size())]
         if any(info.element_type is None for info in infos):
             for index in range(spec.outputs):
@@ -146,7 +147,10 @@ def _call(spec: OpSpec, node: ov.Op, fn, *args):
 
 
 def _located(exc: IRGridError, spec: OpSpec, node: ov.Op) -> IRGridError:
-    where = f'{spec.type} node "{node.get_friendly_name()}"'
+    # Until a node is named (OpenVINO's IR reader and ONNX frontend name it after validating it), its
+    # friendly name is one OpenVINO generated ("GridSample_12"), which the model does not contain.
+    name = node.get_friendly_name()
+    where = f'{spec.type} node "{name}"' if name != node.get_name() else f"{spec.type} node"
     if exc.input is not None:
         where += f", input {exc.input}"
     return type(exc)(f"{where}: {exc.reason}")

@@ -9,6 +9,7 @@ and carried as f32, as irgrid carries them.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -114,10 +115,29 @@ def check_onnx(path: str | os.PathLike) -> None:
         raise OpenVINOError(f"{path}: not an ONNX model that OpenVINO's ONNX frontend can read")
 
 
+_PYTHON_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception): ")
+
+
 def openvino_reason(exc: Exception) -> str:
-    """OpenVINO's multi-line exception as one line: its last meaningful line, and the fix when an IR
-    needs irgrid's extension."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith("Exception from")]
+    """OpenVINO's multi-line exception as one line, and the fix when an IR needs irgrid's extension.
+
+    An error raised in one of irgrid's ops or conversion rules (a Python exception inside OpenVINO)
+    arrives as its own line ("LayerAttributeError: ..."), followed by pybind11's traceback ("At:" and
+    indented frames) and, from a conversion, a "Summary:" of failed operations: that line is the reason,
+    after the plugin's "Node NAME of type Reference" where it names the layer. Otherwise the last line."""
+    lines, skipping = [], False
+    for raw in str(exc).splitlines():
+        line = raw.strip()
+        if line in ("At:", "Summary:"):
+            skipping = True
+        elif not (skipping and (not line or raw[:1].isspace() or line.startswith("--"))):
+            skipping = False
+            if line and not line.startswith("Exception from"):
+                lines.append(line)
+    python = [line for line in lines if _PYTHON_ERROR.search(line)]
+    if python:
+        node = next((line for line in lines if line.startswith("Node ") and " of type " in line), None)
+        return f"{node}: {python[-1]}" if node else python[-1]
     reason = lines[-1] if lines else str(exc)
     if "unsupported opset: irgrid" in reason:
         reason += (" (this IR uses irgrid's own operators: add them with "
