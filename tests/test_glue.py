@@ -48,6 +48,20 @@ def test_convert_from_f32(dst, tmp_path, ov_run):
         np.testing.assert_array_equal(got[0], np.trunc(values).astype(INT_DTYPES[dst]))
 
 
+@pytest.mark.parametrize("dst", ["i8", "u8", "i32", "i64"])
+@pytest.mark.parametrize("src", [np.float16, np.float32, np.float64])
+def test_convert_a_scalar_to_integer(src, dst, tmp_path, ov_run):
+    """A 0-d float (a shape subgraph's scalar) to an integer type: run, and folded as a constant."""
+    x = ops.parameter([], src, name="x")
+    y = named(ops.convert(x, dst), "y")
+    expected, got = run_both(ov.Model([ops.result(y)], [x], "cvt"), [np.array(2.7, src)], tmp_path, ov_run)
+    assert got[0].shape == () and got[0].dtype == expected[0].dtype
+    assert_same(expected, got)
+    folded = named(ops.add(ops.convert(ops.constant(np.array(3.9, src)), dst), ops.convert(x, dst)), "y")
+    expected, got = run_both(ov.Model([ops.result(folded)], [x], "cvt"), [np.array(2.7, src)], tmp_path, ov_run)
+    assert_same(expected, got)
+
+
 @pytest.mark.parametrize("dst", list(INT_DTYPES))
 def test_convert_out_of_range_saturates(dst, tmp_path):
     """irgrid's documented choice where OpenVINO's spec leaves the result undefined: truncate toward

@@ -100,6 +100,6 @@ def to_integer(values: np.ndarray, dtype: np.dtype, rounding=np.rint) -> np.ndar
     with np.errstate(invalid="ignore"):
         rounded = rounding(np.nan_to_num(values.astype(np.float64, copy=False), nan=0.0, posinf=np.inf,
                                          neginf=-np.inf))
-    result = np.clip(rounded, info.min, hi).astype(dtype)
+    result = np.asarray(np.clip(rounded, info.min, hi).astype(dtype))  # a 0-d input's ufuncs give a scalar
     result[rounded > hi] = info.max  # hi < info.max only for 64-bit types
     return result
