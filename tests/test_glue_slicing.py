@@ -41,6 +41,7 @@ SLICES = [  # start, stop, step, axes
     ([2, 0], [2, 5], [1, 1], [1, 2]),  # empty along axis 1
     ([3], [0], [1], [0]),  # start past stop with a positive step: empty
     ([1, 2, 0], [-1, 1, 5], [1, -1, 2], [2, 0, 1]),
+    ([-7, -9], [-7, -100], [-1, -2], [1, 2]),  # negative steps from below -dim: the first element
 ]
 
 
@@ -94,6 +95,7 @@ STRIDED = [  # begin, end, strides, begin_mask, end_mask, new_axis, shrink, elli
     pytest.param([2, 0], [2, 2], [1, 1], [1, 0], [0, 0], [], [1, 0], [],
                  id="shrink-with-begin-mask-cpu-takes-0"),  # the spec and reference take begin
     ([5, 9, 9], [-9, 9, -9], [-3, 1, -2], [0, 0, 0], [0, 0, 0], [], [], []),
+    ([-6, -5, -7], [-6, 0, -7], [-2, -1, -1], [0, 0, 0], [0, 0, 0], [], [], []),  # begins below -dim
 ]
 
 

@@ -1,9 +1,11 @@
 """Slice-8 and StridedSlice-1: strided windows of a tensor, with Python's slicing rules.
 
-Both clamp out-of-range starts and stops as Python's `slice.indices` does (OpenVINO follows numpy
-there), so `[-100:100]` is the whole axis and a negative step walks backwards. Shape inference and
-the run share one plan per layer: the run applies, as a numpy index, exactly the plan that gave the
-static output dims.
+Both clamp out-of-range starts and stops as Python's `slice.indices` does, so `[-100:100]` is the whole
+axis and a negative step walks backwards, with one exception OpenVINO (its shape inference, reference
+and CPU plugin) shares with ONNX's Slice: under a negative step a start below -dim is clamped to the
+first element, not before it (`x[-7:-7:-1]` of 5 elements is `[x[0]]`; Python gives `[]`). Shape
+inference and the run share one plan per layer: the run applies, as a numpy index, exactly the plan
+that gave the static output dims.
 """
 from __future__ import annotations
 
@@ -19,10 +21,18 @@ from ..common import int_values
 from .index_inputs import contiguous, unique_axes, value_infos, vector_length
 
 
-def _sliced_size(dim: int | None, start: int | None, stop: int | None, step: int | None) -> int | None:
-    if dim is None or step is None:
+def _window(dim: int | None, start: int | None, stop: int | None, step: int | None) -> slice:
+    """The slice of an axis of `dim` elements, a start below -dim under a negative step clamped to the
+    first element (see above)."""
+    if dim is not None and step is not None and step < 0 and start is not None and start < -dim:
+        start = 0
+    return slice(start, stop, step)
+
+
+def _sliced_size(dim: int | None, window: slice) -> int | None:
+    if dim is None or window.step is None:
         return None
-    return len(range(*slice(start, stop, step).indices(dim)))
+    return len(range(*window.indices(dim)))
 
 
 def _check_step(step: int | None, index: int) -> None:
@@ -59,9 +69,9 @@ def _slice_plan(inputs: list[TensorInfo]) -> tuple[Shape, dict[int, slice] | Non
         for axis in axes:
             shape[axis] = None
         return tuple(shape), None
-    plan = {axis: slice(b, e, s) for axis, b, e, s in zip(axes, starts, stops, steps)}
+    plan = {axis: _window(shape[axis], b, e, s) for axis, b, e, s in zip(axes, starts, stops, steps)}
     for axis, window in plan.items():
-        shape[axis] = _sliced_size(shape[axis], window.start, window.stop, window.step)
+        shape[axis] = _sliced_size(shape[axis], window)
     return tuple(shape), plan
 
 
@@ -156,9 +166,9 @@ def _strided_plan(attrs: Attrs, inputs: list[TensorInfo]) -> tuple[Shape, tuple 
             index.append(at)
         else:
             i = item.entry
-            window = slice(None if _bit(attrs["begin_mask"], i) else begin[i],
-                           None if _bit(attrs["end_mask"], i) else end[i], strides[i])
-            shape.append(_sliced_size(dim, window.start, window.stop, window.step))
+            window = _window(dim, None if _bit(attrs["begin_mask"], i) else begin[i],
+                             None if _bit(attrs["end_mask"], i) else end[i], strides[i])
+            shape.append(_sliced_size(dim, window))
             index.append(window)
     return tuple(shape), tuple(index) if known else None
 
