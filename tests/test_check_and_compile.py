@@ -70,6 +70,29 @@ def test_check_reports_all_problems_with_locations(tmp_path):
     assert "1 more problem" in str(info.value)
 
 
+@pytest.mark.parametrize("case", ["grid_sample_empty_image", "deformable_no_filters", "deformable_empty_kernel"])
+def test_check_refuses_the_zero_dims_compile_refuses(case, tmp_path):
+    """OpenVINO's shape inference passes these; irgrid's refuses them, in check as in compile, in the
+    operator's terms (the kernels used to find them first, in numpy's terms)."""
+    import openvino.opset8 as o8
+    import openvino.opset9 as o9
+
+    if case == "grid_sample_empty_image":
+        data, grid = ops.parameter([1, 2, 0, 5], np.float32), ops.parameter([1, 3, 4, 2], np.float32)
+        node, params, what = o9.grid_sample(data, grid, {}), [data, grid], "data's spatial dims must be positive"
+    else:
+        filters = [0, 4, 3, 3] if case == "deformable_no_filters" else [3, 4, 0, 3]
+        x, w = ops.parameter([1, 4, 6, 7], np.float32), ops.parameter(filters, np.float32)
+        offsets = ops.parameter([1, 2 * int(np.prod(filters[2:])), -1, -1], np.float32)
+        node = o8.deformable_convolution(x, offsets, w, [1, 1], [0, 0], [0, 0], [1, 1])
+        params, what = [x, offsets, w], "filters' output channels and kernel dims must be positive"
+    path = save_ov(ov.Model([ops.result(node)], params), tmp_path)
+    (problem,) = irgrid.check_model(path)
+    assert what in str(problem) and problem.layer.type in ("GridSample", "DeformableConvolution"), str(problem)
+    with pytest.raises(ShapeError, match=what):
+        irgrid.compile_model(path)
+
+
 def test_check_reports_inference_error_and_mismatch_in_independent_branches(tmp_path):
     """One branch fails inference (prior grid h > feature map), another declares a wrong dim: both."""
     b = IRBuilder("two")

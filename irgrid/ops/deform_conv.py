@@ -226,6 +226,9 @@ def infer_deformable(data: TensorInfo, filters: TensorInfo, offsets: TensorInfo,
         raise ShapeError(f"input channels {channels} are not divisible by the {offset_groups} offset groups",
                          input=0)
     kernel = tuple(filters.shape[2:])
+    if 0 in filters.shape[:1] + kernel:
+        raise ShapeError(f"filters' output channels and kernel dims must be positive, got "
+                         f"{format_shape(filters.shape)}", input=indices["filters"])
     if None in kernel:  # known at run time only (OpenVINO's reshape passes): nothing more to check
         geometry, out_dims, taps = None, (None,) * r, None
     else:

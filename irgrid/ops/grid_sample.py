@@ -53,6 +53,8 @@ def infer(attrs: Attrs, inputs: list[TensorInfo], rank: int | None = None) -> li
                          f"irgrid supports up to {constants.MAX_TAPS_PER_POINT}")
     if data.element_type == "boolean":
         raise ShapeError("boolean data is not supported", input=0)
+    if 0 in data.shape[2:]:  # no pixel for border or reflection padding to take
+        raise ShapeError(f"data's spatial dims must be positive, got {format_shape(data.shape)}", input=0)
     return [TensorInfo((batch, data.shape[1], *grid.shape[1:-1]), data.element_type)]
 
 
