@@ -82,3 +82,29 @@ def test_other_ranks_map_to_irgrid1(dims, kernel, with_bias, with_mask, tmp_path
     got = _core().compile_model(converted, "CPU", F32)(feeds)[0]
     want = run_irgrid(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dims, kernel", [((6, 7), (3, 3)), ((4, 5, 6), (2, 2, 2))], ids=["2d", "3d"])
+@pytest.mark.parametrize("attrs, error", [
+    ({"pads": [-1] * 6}, "must be >= 0"), ({"kernel_shape": [4] * 3}, "kernel_shape"),
+    ({"strides": [0] * 3}, "must be >= 1"), ({"group": 0}, "must be >= 1")],
+    ids=["negative-pads", "kernel-shape", "zero-strides", "group-0"])
+def test_both_paths_refuse_what_irgrid1_refuses(dims, kernel, attrs, error, tmp_path):
+    """ONNX's spec: pads >= 0, kernel_shape is W's spatial shape. The 2-D path maps to OpenVINO's
+    DeformableConvolution-8, which ran negative pads as 0 and ignored kernel_shape; both paths now apply
+    irgrid1's checks."""
+    r = len(dims)
+    attrs = {k: v[:2 * r] if k == "pads" else v[:r] if isinstance(v, list) else v for k, v in attrs.items()}
+    arrays = {"X": np.zeros((1, 2, *dims), np.float32), "W": np.zeros((2, 2, *kernel), np.float32),
+              "offset": np.zeros((1, r * int(np.prod(kernel)), *(d - k + 1 for d, k in zip(dims, kernel))),
+                                 np.float32)}
+    _onnx_model(tmp_path / "m.onnx", arrays, attrs, ["X", "W", "offset"])
+    with pytest.raises(Exception, match=error):
+        ov.convert_model(str(tmp_path / "m.onnx"), extension=iov.conversion_extensions())
+
+
+def test_input_counts_are_checked(tmp_path):
+    arrays = {"X": np.zeros((1, 2, 6, 7), np.float32), "W": np.zeros((2, 2, 3, 3), np.float32)}
+    _onnx_model(tmp_path / "m.onnx", arrays, {}, ["X", "W"])
+    with pytest.raises(Exception, match="has 2 inputs, DeformConv takes 3 to 5"):
+        ov.convert_model(str(tmp_path / "m.onnx"), extension=iov.conversion_extensions())

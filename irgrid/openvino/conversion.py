@@ -31,6 +31,8 @@ import openvino.opset9 as opset9
 from openvino.frontend import ConversionExtension
 from openvino.frontend.onnx import ConversionExtension as OnnxConversionExtension
 
+from ..ops.deform_conv import onnx_geometry
+from ..registry import find
 from .ops import op_class
 
 # OpenVINO GridSample-9's spelling of each canonical mode.
@@ -39,6 +41,9 @@ _ONNX_MODES = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cu
 # aten::grid_sampler's integer codes (torch/nn/functional.py: GRID_SAMPLE_INTERPOLATION_MODES, ...).
 _TORCH_MODES = {0: "linear", 1: "nearest", 2: "cubic"}
 _TORCH_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
+# The ONNX rules check a node's input count (and DeformConv's attributes) by irgrid1's specs, as irgrid's
+# reader checks an IR's layers.
+_GRID_SAMPLE, _DEFORM_CONV, _AFFINE_GRID = (find(op, "irgrid1") for op in ("GridSample", "DeformConv", "AffineGrid"))
 
 
 def conversion_extensions() -> list:
@@ -67,6 +72,7 @@ def grid_sample(data, grid, mode: str, padding_mode: str, align_corners: bool) -
 
 
 def _onnx_grid_sample(node) -> list:
+    _GRID_SAMPLE.check_input_count(node.get_input_size())
     mode = str(node.get_attribute("mode", "linear"))
     if mode not in _ONNX_MODES:
         raise ValueError(f"GridSample: unknown mode {mode!r}")
@@ -88,6 +94,7 @@ def _affine_grid(theta, size, align_corners: bool) -> list:
 
 
 def _onnx_affine_grid(node) -> list:
+    _AFFINE_GRID.check_input_count(node.get_input_size())
     return _affine_grid(node.get_input(0), node.get_input(1), bool(node.get_attribute("align_corners", 0)))
 
 
@@ -108,6 +115,7 @@ def _optional_input(node, index: int):
 
 
 def _onnx_deform_conv(node) -> list:
+    _DEFORM_CONV.check_input_count(node.get_input_size())
     x, w, offset = (node.get_input(i) for i in range(3))
     bias, mask = _optional_input(node, 3), _optional_input(node, 4)
     kernel_rank = w.get_partial_shape().rank
@@ -115,13 +123,17 @@ def _onnx_deform_conv(node) -> list:
     if r is None or any(not d.is_static for d in list(w.get_partial_shape())[2:]):
         raise ValueError("DeformConv: W must have a static rank and static spatial dims")
     kernel = [d.get_length() for d in list(w.get_partial_shape())[2:]]
-    strides = list(node.get_attribute("strides", [1] * r))
-    dilations = list(node.get_attribute("dilations", [1] * r))
-    pads = list(node.get_attribute("pads", [0] * (2 * r)))
-    group, offset_group = int(node.get_attribute("group", 1)), int(node.get_attribute("offset_group", 1))
-    if r == 2:
-        conv = opset8.deformable_convolution(x, offset, w, strides, pads[:2], pads[2:], dilations, mask=mask,
-                                             group=group, deformable_group=offset_group,
+    attrs = _DEFORM_CONV.parse_attrs({
+        "strides": list(node.get_attribute("strides", [1] * r)),
+        "dilations": list(node.get_attribute("dilations", [1] * r)),
+        "pads": list(node.get_attribute("pads", [0] * (2 * r))),
+        "group": int(node.get_attribute("group", 1)), "offset_group": int(node.get_attribute("offset_group", 1)),
+        "kernel_shape": list(node.get_attribute("kernel_shape", kernel))})
+    if r == 2:  # OpenVINO's own layer, after irgrid1's checks of the attributes against W
+        geometry = onnx_geometry(attrs, kernel)
+        conv = opset8.deformable_convolution(x, offset, w, geometry.strides, geometry.pads_begin,
+                                             geometry.pads_end, geometry.dilations, mask=mask,
+                                             group=attrs["group"], deformable_group=attrs["offset_group"],
                                              bilinear_interpolation_pad=True)
         if bias is None:
             return conv.outputs()
@@ -137,7 +149,4 @@ def _onnx_deform_conv(node) -> list:
         inputs.append(bias)
     if mask is not None:
         inputs.append(mask)
-    node_class = op_class("DeformConv", "irgrid1")
-    return node_class(inputs, strides=strides, dilations=dilations, pads=pads, group=group,
-                      offset_group=offset_group,
-                      kernel_shape=list(node.get_attribute("kernel_shape", kernel))).outputs()
+    return op_class("DeformConv", "irgrid1")(inputs, attrs=attrs).outputs()

@@ -396,7 +396,9 @@ register(OpSpec(
 
 # --- ONNX DeformConv-19/22 as irgrid1 --------------------------------------------------------------
 
-def _onnx_geometry(attrs: Attrs, in_dims: Sequence[int | None], kernel: Sequence[int]) -> Geometry:
+def onnx_geometry(attrs: Attrs, kernel: Sequence[int]) -> Geometry:
+    """DeformConv irgrid1's parsed attributes for W's spatial dims `kernel` (also the ONNX conversion
+    rule's check where it maps 2-D DeformConv to OpenVINO's DeformableConvolution-8)."""
     r = len(kernel)
     if list(attrs["kernel_shape"]) != [0] and tuple(attrs["kernel_shape"]) != tuple(kernel):
         raise ShapeError(f"kernel_shape {list(attrs['kernel_shape'])} differs from W's spatial dims "
@@ -416,7 +418,7 @@ def _onnx_checked(attrs: Attrs, inputs: list[TensorInfo]) -> tuple[TensorInfo, G
     bias = inputs[3] if len(inputs) > 3 else None
     mask = inputs[4] if len(inputs) > 4 else None
     require_same_type(inputs)
-    info, geometry = infer_deformable(x, w, offset, mask, partial(_onnx_geometry, attrs), attrs["group"],
+    info, geometry = infer_deformable(x, w, offset, mask, lambda _, kernel: onnx_geometry(attrs, kernel), attrs["group"],
                                       attrs["offset_group"], {"filters": 1, "offsets": 2, "mask": 4})
     if bias is not None:
         require_float(bias, 3, "B")
