@@ -187,3 +187,17 @@ def test_an_irgrid_op_refusal_at_run_time_names_the_layer(tmp_path):
     np.savez(tmp_path / "in.npz", x=np.zeros((1, 2, 3, 4, 5), np.float32), g=np.zeros((1, 2, 2, 2, 2), np.float32))
     proc = run_cli("infer", path, "-d", "openvino", "-i", tmp_path / "in.npz", "-niter", 1, cwd=tmp_path)
     assert_one_line_error(proc, 2, "OpenVINOError", "Node warp of type Reference: ShapeError", "grid")
+
+
+def test_openvino_device_refuses_i64_values_it_would_wrap(tmp_path):
+    """OpenVINO's CPU plugin computes an i64 Add in i32 (5000000001 + 1 gave 705032706, exit 0); irgrid's
+    runtime computes it in 64 bits, as numpy does."""
+    x = ops.parameter([2], np.int64, name="x")
+    path = save_ov(ov.Model([ops.result(ops.add(x, ops.constant(np.array([1], np.int64))))], [x]), tmp_path)
+    np.save(tmp_path / "big.npy", np.array([5000000001, 3], np.int64))
+    proc = run_cli("infer", path, "-d", "openvino", "-i", tmp_path / "big.npy", "-niter", 1, cwd=tmp_path)
+    assert_one_line_error(proc, 2, "InputError", "'x' has i64 values outside the int32 range")
+    proc = run_cli("infer", path, "-d", "irgrid", "-i", tmp_path / "big.npy", "-niter", 1, "-o", tmp_path / "y.npy",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), [5000000002, 4])

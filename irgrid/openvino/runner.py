@@ -92,6 +92,7 @@ class OpenVINOModel:
             if not found:
                 raise InputError(f"input {model_input.name!r} is missing")
             array = input_array(model_input.name, info, remaining.pop(found[0]))
+            _check_int32_range(model_input.name, info.element_type, array)
             try:
                 tensors[port] = _tensor(array, info.element_type)
             except (RuntimeError, TypeError) as exc:  # a type irgrid does not know (u1, string, ...)
@@ -103,6 +104,17 @@ class OpenVINOModel:
         except RuntimeError as exc:
             raise OpenVINOError(openvino_reason(exc)) from None
         return OrderedDict((name, _array(self._request.get_output_tensor(i))) for i, name in enumerate(self.outputs))
+
+
+_INT32 = np.iinfo(np.int32)
+
+
+def _check_int32_range(name: str, element_type: str, array: np.ndarray) -> None:
+    """OpenVINO's CPU plugin computes most i64 and u64 layers (and irgrid's ops) in i32, so a larger
+    value would wrap silently (5000000001 + 1 gives 705032706): refused, as irgrid's runtime computes it."""
+    if element_type in ("i64", "u64") and array.size and (array.min() < _INT32.min or array.max() > _INT32.max):
+        raise InputError(f"input {name!r} has {element_type} values outside the int32 range, which OpenVINO's CPU "
+                         f"plugin computes {element_type} in (they would wrap); run it on irgrid's runtime")
 
 
 def check_onnx(path: str | os.PathLike) -> None:
