@@ -5,8 +5,8 @@ import numbers
 from typing import Mapping, Sequence
 
 from .errors import InputError
+from .ir.attributes import INT64_MAX
 from .ir.model import Layer, Model
-from .inference import parameter_info
 from .registry import TensorInfo
 
 ShapeArg = Mapping[str, Sequence[int | None]]
@@ -24,9 +24,10 @@ def find_parameter(model: Model, name: str) -> Layer:
 def resolve_shapes(model: Model, shapes: ShapeArg | None) -> tuple[dict[str, TensorInfo], bool]:
     """Parameter overrides by layer id, and whether the IR's declared dims still hold.
 
-    Shapes that fit the Parameters' declared dims specialise the model, so every declared dim stays
-    a constraint to check; shapes that contradict them reshape it, and the declared dims downstream
-    describe the old shapes, so they are not compared.
+    Shapes that fit the Parameters' declared dims (within their bounds, such as 1..10) specialise the
+    model, so every declared dim stays a constraint to check; shapes that contradict them reshape it, as
+    OpenVINO's `reshape` does, and the declared dims downstream describe the old shapes, so they are not
+    compared.
     """
     overrides: dict[str, TensorInfo] = {}
     declared_hold = True
@@ -35,9 +36,11 @@ def resolve_shapes(model: Model, shapes: ShapeArg | None) -> tuple[dict[str, Ten
     for name, dims in (shapes or {}).items():
         parameter = find_parameter(model, name)
         shape = shape_arg(name, dims)
-        declared = parameter_info(parameter).shape
+        declared = parameter.attrs["shape"]  # Dims, with their bounds (None: the port's, if any)
+        if declared is None:
+            declared = parameter.outputs[0].dims or None
         if declared is not None and (len(declared) != len(shape) or any(
-                a is not None and b is not None and a != b for a, b in zip(declared, shape))):
+                b is not None and not a.admits(b) for a, b in zip(declared, shape))):
             declared_hold = False
         overrides[parameter.id] = TensorInfo(shape, parameter.attrs["element_type"])
     return overrides, declared_hold
@@ -50,6 +53,8 @@ def shape_arg(name: str, dims: object) -> tuple[int | None, ...]:
         raise InputError(f"the shape of input {name!r} must be a sequence of dims, got {dims!r}")
     if not all(d is None or isinstance(d, numbers.Integral) for d in dims):
         raise InputError(f"the shape of input {name!r} must hold integers (or None), got {list(dims)!r}")
+    if any(d is not None and d >= INT64_MAX for d in dims):  # OpenVINO reads 2**63 - 1 as "dynamic"
+        raise InputError(f"the shape of input {name!r} has a dim of 2**63 - 1 or more, got {list(dims)!r}")
     return tuple(None if d is None or d < 0 else int(d) for d in dims)
 
 

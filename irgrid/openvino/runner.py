@@ -20,7 +20,7 @@ import numpy as np
 import openvino as ov
 from openvino.frontend import FrontEndManager
 
-from ..shapes import name_single_input
+from ..shapes import name_single_input, shape_arg
 from ..errors import InputError, OpenVINOError
 from ..input_arrays import input_array
 from ..ir import element_types
@@ -55,7 +55,8 @@ class OpenVINOModel:
             model = core.read_model(str(path))
             if shapes:
                 shapes = name_single_input(shapes, [port.get_any_name() for port in model.inputs])
-                model.reshape({_port(model.inputs, name): ov.PartialShape([-1 if d is None else d for d in dims])
+                model.reshape({_port(model.inputs, name): ov.PartialShape([-1 if d is None else d
+                                                                           for d in shape_arg(name, dims)])
                                for name, dims in shapes.items()})
             self._compiled = core.compile_model(model, "CPU", config)
         except RuntimeError as exc:
