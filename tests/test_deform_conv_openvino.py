@@ -108,3 +108,36 @@ def test_input_counts_are_checked(tmp_path):
     _onnx_model(tmp_path / "m.onnx", arrays, {}, ["X", "W"])
     with pytest.raises(Exception, match="has 2 inputs, DeformConv takes 3 to 5"):
         ov.convert_model(str(tmp_path / "m.onnx"), extension=iov.conversion_extensions())
+
+
+@pytest.mark.parametrize("version", ["opset1", "opset8"])
+def test_openvino_device_stands_in_for_layers_that_crash(version, tmp_path, ov_run):
+    """OpenVINO's CPU plugin segfaults on a NaN offset in DeformableConvolution-1 and -8 without
+    bilinear_interpolation_pad: irgrid's OpenVINO device runs irgrid's implementation in their place.
+    Oracles: OpenVINO's own layer on finite offsets (rtol/atol 1e-5), irgrid's runtime on NaN ones."""
+    import openvino.opset1 as o1
+    import openvino.opset8 as o8
+
+    from irgrid import compile_model
+    from irgrid.openvino.runner import OpenVINOModel
+
+    rng = np.random.default_rng(5)
+    x, offsets = ov.opset13.parameter([1, 4, 9, 8], np.float32, name="x"), ov.opset13.parameter(
+        [1, 36, 7, 6], np.float32, name="offsets")
+    w = ov.opset13.constant(rng.standard_normal((6, 2, 3, 3)).astype(np.float32))
+    layer = (o1 if version == "opset1" else o8).deformable_convolution(
+        x, offsets, w, [1, 1], [0, 0], [0, 0], [1, 1], group=2, deformable_group=2)
+    layer.set_friendly_name("dcn")
+    model = ov.Model([ov.opset13.result(layer)], [x, offsets])
+    path = tmp_path / "m.xml"
+    ov.save_model(model, path, compress_to_fp16=False)
+    feeds = {"x": rng.standard_normal((1, 4, 9, 8)).astype(np.float32),
+             "offsets": rng.uniform(-2, 2, (1, 36, 7, 6)).astype(np.float32)}
+    runner = OpenVINOModel(path)
+    (got,) = runner(feeds).values()
+    np.testing.assert_allclose(got, ov_run(model, list(feeds.values()))[0], rtol=1e-5, atol=1e-5)
+    feeds["offsets"][0, 5, 2, 3] = np.nan
+    (got,) = runner(feeds).values()
+    (want,) = compile_model(path)(feeds).values()
+    assert np.isnan(got).any()
+    np.testing.assert_array_equal(got, want)

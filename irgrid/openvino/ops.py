@@ -24,7 +24,7 @@ import openvino as ov
 from ..errors import IRGridError
 from ..ir import element_types
 from ..ir.dims import Shape, is_static
-from ..registry import OpSpec, RunContext, TensorInfo, all_specs
+from ..registry import OpSpec, RunContext, TensorInfo, all_specs, find
 from ..threads import get_num_threads
 
 # Each kernel module gives its OpenMP workers the CPUs of the thread that imports it
@@ -49,6 +49,16 @@ def op_class(type_: str, version: str) -> type:
         if spec is None:
             raise KeyError(f"{type_} {version} is not an irgrid-owned operator")
         _CLASSES[key] = _make_class(spec, version)
+    return _CLASSES[key]
+
+
+def stand_in_class(type_: str, version: str) -> type:
+    """irgrid's implementation of OpenVINO's own (type, version), as an op of version `irgrid_<version>`
+    that the OpenVINO runner puts in place of OpenVINO's layer where that crashes (docs/openvino.md).
+    Never registered as an extension or written to an IR."""
+    key = (type_, f"irgrid_{version}")
+    if key not in _CLASSES:
+        _CLASSES[key] = _make_class(find(type_, version), key[1])
     return _CLASSES[key]
 
 

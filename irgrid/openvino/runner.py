@@ -26,7 +26,7 @@ from ..input_arrays import input_array
 from ..ir import element_types
 from ..registry import TensorInfo
 from .conversion import conversion_extensions
-from .ops import extensions
+from .ops import extensions, stand_in_class
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class OpenVINOModel:
         check_onnx(path)
         try:
             model = core.read_model(str(path))
+            _stand_in_for_crashing_layers(model)
             if shapes:
                 shapes = name_single_input(shapes, [port.get_any_name() for port in model.inputs])
                 model.reshape({_port(model.inputs, name): ov.PartialShape([-1 if d is None else d
@@ -105,6 +106,24 @@ class OpenVINOModel:
         except RuntimeError as exc:
             raise OpenVINOError(openvino_reason(exc)) from None
         return OrderedDict((name, _array(self._request.get_output_tensor(i))) for i, name in enumerate(self.outputs))
+
+
+def _stand_in_for_crashing_layers(model: ov.Model) -> None:
+    """OpenVINO's CPU plugin (2026.4) segfaults on a NaN offset in DeformableConvolution-1, and in -8
+    without bilinear_interpolation_pad: irgrid's implementation of the same layer (the same results, and
+    NaN where an offset is NaN) runs in place of each such layer, under its name and tensor names."""
+    for node in model.get_ordered_ops():
+        if node.get_type_name() != "DeformableConvolution":
+            continue
+        attrs = node.get_attributes()
+        if attrs.get("bilinear_interpolation_pad"):
+            continue
+        stand_in = stand_in_class("DeformableConvolution", node.get_type_info().version_id)(
+            [node.input_value(i) for i in range(node.get_input_size())], **attrs)
+        stand_in.set_friendly_name(node.get_friendly_name())
+        for old, new in zip(node.outputs(), stand_in.outputs()):
+            new.get_tensor().set_names(old.get_names())
+            old.replace(new)
 
 
 _INT32 = np.iinfo(np.int32)

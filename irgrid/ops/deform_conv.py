@@ -25,8 +25,9 @@ Shared semantics (docs/semantics.md, "DeformConv"):
   (`min(ceil(y), H - 1)`), as OpenVINO's reference and CPU plugin compute it.
 - A NaN offset makes that sample NaN (so the output points using it are NaN); +-Inf or huge offsets
   put the point outside (0); a point with no tap inside contributes 0 whatever its mask; NaN/Inf
-  masks multiply the samples that are inside. OpenVINO's own result on NaN offsets is undefined (it
-  crashes with bilinear_interpolation_pad=false); onnx.reference fails when H or W is 1.
+  masks multiply the samples that are inside. OpenVINO's own result on NaN offsets is undefined (its
+  CPU plugin crashes with bilinear_interpolation_pad=false, so irgrid's OpenVINO device runs this
+  implementation in its place: docs/openvino.md); onnx.reference fails when H or W is 1.
 
 Computation (`convolve`): per item the data is transposed channels-last (AVX2 8 x 8 register
 blocks), so a sampling tap reads a contiguous run of channels; a Cython deformable im2col
