@@ -223,3 +223,14 @@ def test_shapes_beyond_declared_bounds_reshape_on_both_devices(tmp_path):
         assert_one_line_error(proc, 2, "InputError", "has a dim of 2**63 - 1 or more")
     assert outputs[0].shape == (20, 2, 3, 4)
     np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-6, atol=1e-6)
+
+
+def test_an_irgrid_op_refusal_when_openvino_reads_names_the_ir_layer(tmp_path):
+    """OpenVINO's reader validates an op before naming it; the one line names the IR's layer and id."""
+    x, g = ops.parameter([1, 1, 4, 4], np.float32, name="x"), ops.parameter([1, 2, 2, 2], np.float32, name="g")
+    node = iov.op_class("GridSample", "irgrid1")([x.output(0), g.output(0)])
+    node.set_friendly_name("warp")
+    path = save_ov(ov.Model([ops.result(node)], [x, g]), tmp_path)
+    path.write_text(path.read_text().replace('mode="linear"', 'mode="sharp"'))
+    proc = run_cli("infer", path, "-d", "openvino", "-niter", 1, cwd=tmp_path)
+    assert_one_line_error(proc, 2, 'LayerAttributeError: GridSample layer "warp" (id ', "mode='sharp' must be one of")

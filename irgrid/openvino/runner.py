@@ -21,7 +21,9 @@ import openvino as ov
 from openvino.frontend import FrontEndManager
 
 from ..shapes import name_single_input, shape_arg
-from ..errors import InputError, OpenVINOError
+from ..binding import bind_layer
+from ..errors import InputError, IRGridError, OpenVINOError
+from ..ir.reader import read_ir
 from ..input_arrays import input_array
 from ..ir import element_types
 from ..registry import TensorInfo
@@ -52,7 +54,7 @@ class OpenVINOModel:
             config["INFERENCE_NUM_THREADS"] = threads
         check_onnx(path)
         try:
-            model = core.read_model(str(path))
+            model = _read(core, path)
             _stand_in_for_crashing_layers(model)
             if shapes:
                 shapes = name_single_input(shapes, [port.get_any_name() for port in model.inputs])
@@ -106,6 +108,35 @@ class OpenVINOModel:
         except RuntimeError as exc:
             raise OpenVINOError(openvino_reason(exc)) from None
         return OrderedDict((name, _array(self._request.get_output_tensor(i))) for i, name in enumerate(self.outputs))
+
+
+def _read(core: ov.Core, path: str | os.PathLike) -> ov.Model:
+    """core.read_model; an irgrid op's refusal of an IR layer is reported as irgrid's reader reports it,
+    naming the layer (OpenVINO's reader validates an op before it names it)."""
+    try:
+        return core.read_model(str(path))
+    except RuntimeError as exc:
+        own = _PYTHON_ERROR.search(str(exc)) and _irgrid_op_error(path)
+        if own:
+            raise own from None
+        raise
+
+
+def _irgrid_op_error(path: str | os.PathLike) -> IRGridError | None:
+    """The first refusal irgrid's binding finds among an IR's irgrid-owned layers, located."""
+    if Path(path).suffix.lower() != ".xml":
+        return None
+    try:
+        layers = read_ir(path).layers.values()
+    except IRGridError:
+        return None
+    for layer in layers:
+        if layer.version.startswith("irgrid"):
+            try:
+                bind_layer(layer)
+            except IRGridError as exc:
+                return exc
+    return None
 
 
 def _stand_in_for_crashing_layers(model: ov.Model) -> None:
