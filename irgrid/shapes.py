@@ -7,6 +7,7 @@ from typing import Mapping, Sequence
 from .errors import InputError
 from .ir.attributes import INT64_MAX
 from .ir.model import Layer, Model
+from .inference import parameter_info
 from .registry import TensorInfo
 
 ShapeArg = Mapping[str, Sequence[int | None]]
@@ -24,10 +25,10 @@ def find_parameter(model: Model, name: str) -> Layer:
 def resolve_shapes(model: Model, shapes: ShapeArg | None) -> tuple[dict[str, TensorInfo], bool]:
     """Parameter overrides by layer id, and whether the IR's declared dims still hold.
 
-    Shapes that fit the Parameters' declared dims (within their bounds, such as 1..10) specialise the
-    model, so every declared dim stays a constraint to check; shapes that contradict them reshape it, as
-    OpenVINO's `reshape` does, and the declared dims downstream describe the old shapes, so they are not
-    compared.
+    Shapes that fit the Parameters' declared dims specialise the model, so every declared dim stays
+    a constraint to check (a bounded dim such as 1..10 too: a shape outside it is a problem); shapes
+    that contradict static dims reshape it, and the declared dims downstream describe the old shapes,
+    so they are not compared.
     """
     overrides: dict[str, TensorInfo] = {}
     declared_hold = True
@@ -36,11 +37,9 @@ def resolve_shapes(model: Model, shapes: ShapeArg | None) -> tuple[dict[str, Ten
     for name, dims in (shapes or {}).items():
         parameter = find_parameter(model, name)
         shape = shape_arg(name, dims)
-        declared = parameter.attrs["shape"]  # Dims, with their bounds (None: the port's, if any)
-        if declared is None:
-            declared = parameter.outputs[0].dims or None
+        declared = parameter_info(parameter).shape
         if declared is not None and (len(declared) != len(shape) or any(
-                b is not None and not a.admits(b) for a, b in zip(declared, shape))):
+                a is not None and b is not None and a != b for a, b in zip(declared, shape))):
             declared_hold = False
         overrides[parameter.id] = TensorInfo(shape, parameter.attrs["element_type"])
     return overrides, declared_hold

@@ -266,6 +266,17 @@ def test_interval_dims_are_constraints_for_check(tmp_path):
     assert any(p.layer.name == "x" and p.port == 0 for p in problems)
 
 
+def test_bounds_in_the_parameter_shape_are_constraints_for_check(tmp_path, ov_core):
+    """ov.save_model writes a bounded dim (1..10) in the Parameter's `shape` only (its ports say -1);
+    OpenVINO reads the bounds from there, and so does irgrid's check."""
+    path = save_ov(_dynamic_model(), tmp_path)
+    assert 'shape="?,1..10,4,2.."' in path.read_text()
+    assert str(ov_core.read_model(str(path)).input(0).get_partial_shape()) == "[?,1..10,4,2..]"
+    assert irgrid.check_model(path, shapes={"x": (1, 10, 4, 2)}) == []
+    (problem,) = irgrid.check_model(path, shapes={"x": (1, 11, 4, 1)})
+    assert problem.layer.name == "x" and "[?,1..10,4,2..] (dim 1, 3)" in str(problem)
+
+
 def test_several_tensor_names(tmp_path, ov_core, ov_run):
     path = save_ov(_dynamic_model(), tmp_path)
     assert 'names="' in path.read_text()

@@ -22,7 +22,7 @@ from openvino.frontend import FrontEndManager
 
 from ..shapes import name_single_input, shape_arg
 from ..binding import bind_layer
-from ..errors import InputError, IRGridError, OpenVINOError
+from ..errors import InputError, IRGridError, OpenVINOError, ShapeError
 from ..ir.reader import read_ir
 from ..input_arrays import input_array
 from ..ir import element_types
@@ -58,8 +58,7 @@ class OpenVINOModel:
             _stand_in_for_crashing_layers(model)
             if shapes:
                 shapes = name_single_input(shapes, [port.get_any_name() for port in model.inputs])
-                model.reshape({_port(model.inputs, name): ov.PartialShape([-1 if d is None else d
-                                                                           for d in shape_arg(name, dims)])
+                model.reshape({_port(model.inputs, name): _reshaped(_port(model.inputs, name), shape_arg(name, dims))
                                for name, dims in shapes.items()})
             self._compiled = core.compile_model(model, "CPU", config)
         except RuntimeError as exc:
@@ -214,6 +213,19 @@ def _port(ports, name: str):
         if name in port.get_names():
             return port
     raise InputError(f"the model has no input named {name!r}")
+
+
+def _reshaped(port, shape: tuple[int | None, ...]) -> ov.PartialShape:
+    """The input's new shape; as irgrid's runtime, a dim outside a bounded declared dim (1..10) is refused
+    (OpenVINO's reshape would take it), while a static declared dim may change."""
+    declared = port.get_partial_shape()
+    if declared.rank.is_static and len(declared) == len(shape):
+        for axis, (dim, want) in enumerate(zip(declared, shape)):
+            if (want is not None and dim.is_dynamic
+                    and not (dim.get_min_length() <= want and (dim.get_max_length() < 0 or want <= dim.get_max_length()))):
+                raise ShapeError(f"input {port.get_any_name()!r}: shape {list(shape)} lies outside the IR's declared "
+                                 f"{declared} (dim {axis})")
+    return ov.PartialShape([-1 if d is None else d for d in shape])
 
 
 def _shape(partial: ov.PartialShape):
