@@ -20,15 +20,18 @@ import numpy as np
 import openvino as ov
 from openvino.frontend import FrontEndManager
 
-from ..shapes import name_single_input, shape_arg
 from ..binding import bind_layer
 from ..errors import InputError, IRGridError, OpenVINOError, ShapeError
-from ..ir.reader import read_ir
 from ..input_arrays import input_array
 from ..ir import element_types
+from ..ir.reader import read_ir
 from ..registry import TensorInfo
+from ..shapes import name_single_input, shape_arg
 from .conversion import conversion_extensions
 from .ops import extensions, stand_in_class
+
+# A Python exception's line inside OpenVINO's message (an irgrid op or conversion rule raised it).
+_PYTHON_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception): ")
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ class OpenVINOModel:
             _stand_in_for_crashing_layers(model)
             if shapes:
                 shapes = name_single_input(shapes, [port.get_any_name() for port in model.inputs])
-                model.reshape({_port(model.inputs, name): _reshaped(_port(model.inputs, name), shape_arg(name, dims))
+                ports = {name: _port(model.inputs, name) for name in shapes}
+                model.reshape({ports[name]: _reshaped(ports[name], shape_arg(name, dims))
                                for name, dims in shapes.items()})
             self._compiled = core.compile_model(model, "CPU", config)
         except RuntimeError as exc:
@@ -175,9 +179,6 @@ def check_onnx(path: str | os.PathLike) -> None:
         return  # a missing file: read_model names it
     if not FrontEndManager().load_by_framework("onnx").supported(str(path)):
         raise OpenVINOError(f"{path}: not an ONNX model that OpenVINO's ONNX frontend can read")
-
-
-_PYTHON_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception): ")
 
 
 def openvino_reason(exc: Exception) -> str:
