@@ -222,8 +222,7 @@ def _reshaped(port, shape: tuple[int | None, ...]) -> ov.PartialShape:
     declared = port.get_partial_shape()
     if declared.rank.is_static and len(declared) == len(shape):
         for axis, (dim, want) in enumerate(zip(declared, shape)):
-            if (want is not None and dim.is_dynamic
-                    and not (dim.get_min_length() <= want and (dim.get_max_length() < 0 or want <= dim.get_max_length()))):
+            if want is not None and dim.is_dynamic and not dim.compatible(ov.Dimension(want)):
                 raise ShapeError(f"input {port.get_any_name()!r}: shape {list(shape)} lies outside the IR's declared "
                                  f"{declared} (dim {axis})")
     return ov.PartialShape([-1 if d is None else d for d in shape])
