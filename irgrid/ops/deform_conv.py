@@ -419,8 +419,8 @@ def _onnx_checked(attrs: Attrs, inputs: list[TensorInfo]) -> tuple[TensorInfo, G
     bias = inputs[3] if len(inputs) > 3 else None
     mask = inputs[4] if len(inputs) > 4 else None
     require_same_type(inputs)
-    info, geometry = infer_deformable(x, w, offset, mask, lambda _, kernel: onnx_geometry(attrs, kernel), attrs["group"],
-                                      attrs["offset_group"], {"filters": 1, "offsets": 2, "mask": 4})
+    info, geometry = infer_deformable(x, w, offset, mask, lambda _, kernel: onnx_geometry(attrs, kernel),
+                                      attrs["group"], attrs["offset_group"], {"filters": 1, "offsets": 2, "mask": 4})
     if bias is not None:
         require_float(bias, 3, "B")
         if bias.rank != 1 or (bias.shape[0] not in (0, None) and w.shape[0] is not None
