@@ -1,9 +1,9 @@
 """Layer attributes (`<data .../>`): one declarative `Attr` per attribute reads, validates and writes it.
 
 An operator lists its attributes once (in `irgrid/ops/`); the same list parses IR text, checks values
-given from Python (`IRBuilder`, the OpenVINO extension's attribute visitor), writes IR text back, and
-gives OpenVINO's `visit_attributes` a typed default (required attributes too: the visitor's parse
-type comes from the default's Python type). `choices` maps each IR spelling of a version to the
+given from Python (`IRBuilder`, the OpenVINO extension's ops), and writes IR text back (also what
+OpenVINO's `visit_attributes` is handed, so that its reading of an IR is checked by `parse`); every
+attribute has a default, required ones too. `choices` maps each IR spelling of a version to the
 canonical value the kernels see (GridSample-9 `bilinear` -> `linear`), so kernels see one vocabulary.
 """
 from __future__ import annotations

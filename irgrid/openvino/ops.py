@@ -1,7 +1,7 @@
 """One `openvino.Op` subclass per irgrid-owned (type, version), generated from its `OpSpec`.
 
-- `visit_attributes` comes from the attribute spec (typed values: the visitor parses IR text by the
-  Python type of each value, so every attribute has a typed, non-empty default);
+- `visit_attributes` comes from the attribute spec: each value goes to the visitor as its IR text and
+  comes back parsed by irgrid's own parser (OpenVINO's visitor parses typed values leniently);
 - `validate_and_infer_types` runs the operator's own shape inference on OpenVINO's partial shapes
   (dynamic dims and dynamic rank; a Constant input's value is passed on, as irgrid's inference does);
 - `evaluate` runs the operator's own run function, whose Cython kernels release the GIL, writing
