@@ -7,11 +7,13 @@
   beside it as `<name>_legend.png`.
 - N,C,D,H,W: its middle depth slice (normalised over the whole volume), pictured as above.
 
-Batch items are tiled side by side, left to right. NaN is drawn black. A tensor that fits two of these
-(N,1,H,2) is pictured as the first. Pillow is an optional extra.
+Batch items are tiled side by side, left to right. NaN is drawn black. A 4-D tensor that fits two of
+these (N,1,H,2) is pictured as the first; a 5-D one whose last dim is 3 is taken for a 3-D sampling grid
+(N,D,H,W,3), which is not pictured, even where D is 1, 3 or 4. Pillow is an optional extra.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Mapping
@@ -21,6 +23,7 @@ import numpy as np
 from .errors import ConfigError, InputError
 
 _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+_MAX_STEM = 120
 
 
 def load_pillow():
@@ -40,7 +43,8 @@ def normalise(array: np.ndarray) -> np.ndarray:
     if finite.size and finite.max() > finite.min():
         low, high = finite.min(), finite.max()
         known = ~np.isnan(values)
-        out[known] = np.rint((np.clip(values[known], low, high) - low) * (255 / (high - low)))
+        # in halves: high - low overflows when the values span more than the largest double
+        out[known] = np.rint((np.clip(values[known], low, high) / 2 - low / 2) * (255 / (high / 2 - low / 2)))
     return out
 
 
@@ -75,8 +79,8 @@ def _tile(items: np.ndarray) -> np.ndarray:
 
 def picture(array: np.ndarray) -> tuple[np.ndarray, str] | None:
     """(pixels, Pillow mode "L"/"RGB"/"RGBA"/"HSV") for an image-like tensor, None for any other."""
-    if array.size == 0 or array.ndim not in (4, 5):
-        return None
+    if array.size == 0 or array.ndim not in (4, 5) or (array.ndim == 5 and array.shape[-1] == 3):
+        return None  # nothing to picture, or a 3-D sampling grid
     channels = array.shape[1]
     if channels in _MODES:
         pixels = normalise(array)
@@ -112,6 +116,8 @@ def save_pictures(arrays: Mapping[str, np.ndarray], directory: str | Path) -> li
             if found is None:
                 continue
             stem = re.sub(r"[^\w.-]", "_", name)
+            if len(stem) > _MAX_STEM:  # file names are limited (255 bytes on most file systems)
+                stem = f"{stem[:_MAX_STEM - 17]}_{hashlib.sha1(name.encode()).hexdigest()[:16]}"
             written.append(directory / f"{stem}.png")
             _save(*found, written[-1])
             if found[1] == "HSV":

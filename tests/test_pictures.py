@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,25 @@ def test_nan_is_black_and_infinities_clip(tmp_path):
     x = np.array([np.nan, 10.0, 20.0, np.inf, -np.inf, 15.0], np.float32).reshape(1, 1, 2, 3)
     pictures.save_pictures({"x": x}, tmp_path)
     np.testing.assert_array_equal(pixels(tmp_path / "x.png"), [[0, 0, 255], [255, 0, 128]])
+
+
+def test_a_range_beyond_the_largest_double_scales(tmp_path):
+    x = np.array([-1.5e308, 0.0, 1.5e308], np.float64).reshape(1, 1, 1, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # high - low overflowed: a black picture and 4 RuntimeWarnings
+        pictures.save_pictures({"x": x}, tmp_path)
+    np.testing.assert_array_equal(pixels(tmp_path / "x.png"), [[0, 128, 255]])
+
+
+def test_a_3d_grid_is_not_a_volume(tmp_path):
+    """(N,D,H,W,3) with D = 3 fits a 3-channel volume too; its last dim says it is a 3-D grid."""
+    assert pictures.save_pictures({"g3": np.ones((1, 3, 4, 5, 3), np.float32)}, tmp_path) == []
+
+
+def test_a_name_too_long_for_a_file_name(tmp_path):
+    name = "features/" + "x" * 300
+    (path,) = pictures.save_pictures({name: np.ones((1, 1, 2, 2), np.float32)}, tmp_path)
+    assert path.exists() and len(path.name) <= 124 and path.name.startswith("features_xxx")
 
 
 def test_batch_items_tile_side_by_side(tmp_path):

@@ -126,7 +126,8 @@ def format_plan(plan: dict[str, Any]) -> str:
     bound = "" if plan["peak_exact"] else "at least "
     lines.append(f'Peak memory: {bound}{plan["peak_bytes"]} bytes ({plan["peak_bytes"] / 2**20:.2f} MiB) of live '
                  f'values, at step "{plan["peak_step"]}" (constants, preallocated buffers, inputs and the values '
-                 "still needed)")
+                 "still needed; the kernels' scratch comes on top: GridSample's channel scratch and binning "
+                 "buffers, DeformConv's work buffer of up to 64 MiB per calling thread, kept between calls)")
     return "\n".join(lines)
 
 
