@@ -200,7 +200,7 @@ def test_openvino_device_refuses_i64_values_it_would_wrap(tmp_path):
     proc = run_cli("infer", path, "-d", "irgrid", "-i", tmp_path / "big.npy", "-niter", 1, "-o", tmp_path / "y.npy",
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), [5000000002, 4])
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), np.load(tmp_path / "big.npy") + 1)  # as numpy adds
 
 
 def test_shapes_and_declared_bounds_alike_on_both_devices(tmp_path):
