@@ -14,6 +14,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import irgrid.openvino as iov
+from oracles import save_ov
 from test_deform_conv_oracles import CASES, deform_conv_ir, random_deform_inputs, run_irgrid
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -122,15 +123,14 @@ def test_openvino_device_stands_in_for_layers_that_crash(version, tmp_path, ov_r
     from irgrid.openvino.runner import OpenVINOModel
 
     rng = np.random.default_rng(5)
-    x, offsets = ov.opset13.parameter([1, 4, 9, 8], np.float32, name="x"), ov.opset13.parameter(
-        [1, 36, 7, 6], np.float32, name="offsets")
-    w = ov.opset13.constant(rng.standard_normal((6, 2, 3, 3)).astype(np.float32))
+    x, offsets = o1.parameter([1, 4, 9, 8], np.float32, name="x"), o1.parameter([1, 36, 7, 6], np.float32,
+                                                                                 name="offsets")
+    w = o1.constant(rng.standard_normal((6, 2, 3, 3)).astype(np.float32))
     layer = (o1 if version == "opset1" else o8).deformable_convolution(
         x, offsets, w, [1, 1], [0, 0], [0, 0], [1, 1], group=2, deformable_group=2)
     layer.set_friendly_name("dcn")
-    model = ov.Model([ov.opset13.result(layer)], [x, offsets])
-    path = tmp_path / "m.xml"
-    ov.save_model(model, path, compress_to_fp16=False)
+    model = ov.Model([o1.result(layer)], [x, offsets])
+    path = save_ov(model, tmp_path)
     feeds = {"x": rng.standard_normal((1, 4, 9, 8)).astype(np.float32),
              "offsets": rng.uniform(-2, 2, (1, 36, 7, 6)).astype(np.float32)}
     runner = OpenVINOModel(path)
