@@ -19,7 +19,7 @@ from .ir.element_types import round_to_bf16
 from .ir.model import Layer, Model
 from .memory import check_fits
 from .registry import PreparedFn, RunContext, TensorInfo
-from .threads import get_num_threads
+from .threads import kernel_threads
 
 Key = tuple[str, int]  # (layer id, output index)
 
@@ -42,7 +42,6 @@ def infer_model(model: Model, overrides: dict[str, TensorInfo] | None = None,
     unbound (their problem already reported by binding) and what depends on them are skipped.
     """
     infos: dict[Key, TensorInfo] = {}
-    ctx = RunContext(threads=get_num_threads())
     for layer_id in model.order:
         layer = model.layers[layer_id]
         if layer.op is None:
@@ -58,7 +57,7 @@ def infer_model(model: Model, overrides: dict[str, TensorInfo] | None = None,
         if any(info is None for info in inputs):
             continue  # an upstream layer already failed and was reported
         try:
-            outputs = _infer_layer(layer, inputs, fold_limit, ctx)
+            outputs = _infer_layer(layer, inputs, fold_limit)
         except IRGridError as exc:
             if on_problem is None:
                 raise exc.located(layer) from None
@@ -69,8 +68,7 @@ def infer_model(model: Model, overrides: dict[str, TensorInfo] | None = None,
     return infos
 
 
-def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
-                 ctx: RunContext) -> list[TensorInfo]:
+def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None) -> list[TensorInfo]:
     if any(info.shape is None for info in inputs) and layer.type != "Result":
         outputs = _unknown_rank_outputs(layer, inputs)
     else:
@@ -88,6 +86,8 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None,
         if len(sizes) == len(outputs) and (fold_limit is None or max(sizes, default=0) <= fold_limit):
             for info in outputs:
                 check_fits(info.shape, element_types.numpy_dtype(info.element_type), layer)
+            # threads only for a kernel: a count above 1 marks this process for its forks (threads.py)
+            ctx = RunContext(kernel_threads() if layer.op.kernel else 1)
             values = run_layer(layer, [info.value for info in inputs], ctx, [o.element_type for o in outputs])
             for info, value in zip(outputs, values):
                 info.value = value

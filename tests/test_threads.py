@@ -134,3 +134,50 @@ def test_openmp_wait_defaults_before_libgomp_loads(given, expected, tmp_path):
     assert (policy, None if spin == "None" else spin) == expected
     # libgomp loads with the first kernel module, after `import irgrid` has set the variables
     assert (gomp_after_import, gomp_after_kernel) == ("False", "True")
+
+
+_FORK_SCRIPT = """
+import multiprocessing, sys, warnings
+import numpy as np
+import irgrid
+
+sample, run_first = sys.argv[1], sys.argv[2] == "run-first"
+compiled = irgrid.compile_model(sample + "/model.xml", threads=2)
+inputs = dict(np.load(sample + "/inputs.npz"))
+expected = compiled(inputs) if run_first else None  # a team of 2 threads, before the fork
+
+
+def child(_):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = compiled(inputs)
+    return irgrid.get_num_threads(), [str(w.message) for w in caught], got
+
+
+with multiprocessing.get_context("fork").Pool(1) as pool:
+    threads, messages, got = pool.map(child, [0])[0]
+expected = expected or compiled(inputs)
+assert all(np.array_equal(got[k], expected[k]) for k in expected), "the child's outputs differ"
+print(threads, len(messages), *messages, sep="|")
+"""
+
+
+@pytest.mark.parametrize("run_first", [True, False])
+def test_forked_child_runs_without_hanging(tmp_path, run_first):
+    """A child forked after a 2-thread team ran must not wait for OpenMP workers fork did not copy
+    (GNU OpenMP's team reuse; threads.py): it runs on one thread, warns once, and gives the parent's
+    outputs bitwise (the kernels' results do not depend on the thread count). Forked before any team,
+    it keeps its threads. The sample's DeformConv starts a team of 2 (it hung before the guard)."""
+    irgrid.set_num_threads(2)  # the child inherits the knob; a count from compile_model goes first anyway
+    script = tmp_path / "fork_child.py"
+    script.write_text(_FORK_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), str(SAMPLE.parents[1] / "dcn_block"),
+                           "run-first" if run_first else "fork-first"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env={**os.environ,
+                                                                                        "IRGRID_NUM_THREADS": "2"})
+    assert proc.returncode == 0, proc.stderr
+    count, warnings_seen, *messages = proc.stdout.strip().split("|")
+    if run_first:
+        assert (count, warnings_seen) == ("1", "1") and "forked" in messages[0] and "'spawn'" in messages[0]
+    else:
+        assert (count, warnings_seen, messages) == ("2", "0", [])

@@ -25,7 +25,7 @@ from ..errors import IRGridError
 from ..ir import element_types
 from ..ir.dims import Shape, is_static
 from ..registry import OpSpec, RunContext, TensorInfo, all_specs, find
-from ..threads import get_num_threads
+from ..threads import kernel_threads
 
 # Each kernel module gives its OpenMP workers the CPUs of the thread that imports it
 # (cython_kernels/worker_cpus.h): imported here, with irgrid.openvino, before OpenVINO runs an op on a
@@ -124,7 +124,7 @@ def _make_class(spec: OpSpec, version: str) -> type:
                 tensor.shape = list(info.shape)
         targets = [data if data.dtype == dtype and not bf16 and data.flags.c_contiguous else None
                    for data, (dtype, bf16) in ((tensor.data, types) for tensor, types in zip(outputs, output_types))]
-        ctx = RunContext(get_num_threads(), targets)
+        ctx = RunContext(kernel_threads(), targets)
         values = (_call(spec, self, prepared, arrays, ctx) if prepared
                   else _call(spec, self, spec.run, self._attrs, arrays, ctx))
         for tensor, target, value, (_, bf16) in zip(outputs, targets, values, output_types):

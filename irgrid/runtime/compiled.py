@@ -29,7 +29,7 @@ from ..ir.model import Layer, Model
 from ..memory import allocate
 from ..registry import PreparedFn, RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
-from ..threads import get_num_threads, validate_threads
+from ..threads import kernel_threads, validate_threads
 from .describe import describe_plan, format_plan, step_kernel
 from .fusion import FusionPlan, plan_fusions
 
@@ -194,7 +194,7 @@ class CompiledModel:
         fed = None if self._all_fresh else list(values.values())
         if self._constants:
             values.update(self._constants)
-        threads = self.threads or get_num_threads()
+        threads = kernel_threads(self.threads)
         for step in self._steps:
             args = [values[key] for key in step.inputs]
             step.ctx.threads = threads
