@@ -122,6 +122,12 @@ def find(type_: str, version: str) -> OpSpec:
     raise UnsupportedLayerError(f"operator type {type_!r} is not supported by irgrid")
 
 
+def irgrid_owned(type_: str, version: str) -> OpSpec | None:
+    """The OpSpec of (type, version) when irgrid owns it (the extension provides it), else None."""
+    spec = _REGISTRY.get((type_, version))
+    return spec if spec is not None and not spec.native else None
+
+
 def all_specs() -> list[OpSpec]:
     """Each registered OpSpec once, in registration order."""
     return list(dict.fromkeys(_REGISTRY.values()))

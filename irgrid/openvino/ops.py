@@ -24,7 +24,7 @@ import openvino as ov
 from ..errors import IRGridError
 from ..ir import element_types
 from ..ir.dims import Shape, is_static
-from ..registry import OpSpec, RunContext, TensorInfo, all_specs, find
+from ..registry import OpSpec, RunContext, TensorInfo, all_specs, find, irgrid_owned
 from ..threads import kernel_threads
 
 # Each kernel module gives its OpenMP workers the CPUs of the thread that imports it
@@ -45,7 +45,7 @@ def op_class(type_: str, version: str) -> type:
     """The generated `openvino.Op` subclass of an irgrid-owned (type, version), created once."""
     key = (type_, version)
     if key not in _CLASSES:
-        spec = next((s for s in all_specs() if s.type == type_ and version in s.versions and not s.native), None)
+        spec = irgrid_owned(type_, version)
         if spec is None:
             raise KeyError(f"{type_} {version} is not an irgrid-owned operator")
         _CLASSES[key] = _make_class(spec, version)

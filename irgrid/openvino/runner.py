@@ -25,7 +25,7 @@ from ..errors import InputError, IRGridError, OpenVINOError, ShapeError
 from ..input_arrays import input_array
 from ..ir import element_types
 from ..ir.reader import read_ir
-from ..registry import TensorInfo
+from ..registry import TensorInfo, irgrid_owned
 from ..shapes import name_single_input, shape_arg
 from .conversion import conversion_extensions
 from .ops import extensions, stand_in_class
@@ -134,7 +134,7 @@ def _irgrid_op_error(path: str | os.PathLike) -> IRGridError | None:
     except IRGridError:
         return None
     for layer in layers:
-        if layer.version.startswith("irgrid"):
+        if irgrid_owned(layer.type, layer.version):
             try:
                 bind_layer(layer)
             except IRGridError as exc:
