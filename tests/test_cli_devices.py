@@ -237,3 +237,35 @@ def test_an_irgrid_op_refusal_when_openvino_reads_names_the_ir_layer(tmp_path):
     path.write_text(path.read_text().replace('mode="linear"', 'mode="sharp"'))
     proc = run_cli("infer", path, "-d", "openvino", "-niter", 1, cwd=tmp_path)
     assert_one_line_error(proc, 2, 'LayerAttributeError: GridSample layer "warp" (id ', "mode='sharp' must be one of")
+
+
+def test_unnamed_tensors_on_both_devices(tmp_path):
+    """`ov.convert_model` of a PyTorch module leaves its Results' tensors unnamed: both devices then name
+    an output by its Result and answer to a Parameter's layer name (the OpenVINO device died on
+    `get_any_name` before). OpenVINO's own GridSample-9 gives the values."""
+    from lxml import etree
+
+    x = ops.parameter([1, 2, 5, 6], np.float32, name="x")
+    g = ops.parameter([1, 3, 4, 2], np.float32, name="grid")
+    gs = ops.grid_sample(x, g, {"align_corners": False, "mode": "bilinear", "padding_mode": "border"})
+    path = save_ov(ov.Model([gs], [x, g]), tmp_path)
+    tree = etree.parse(str(path))
+    for port in tree.iter("port"):
+        port.attrib.pop("names", None)
+    tree.write(str(path))
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal((1, 2, 5, 6), np.float32),
+             "grid": rng.uniform(-1.1, 1.1, (1, 3, 4, 2)).astype(np.float32)}
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    result_name = tree.find(".//layer[@type='Result']").get("name")
+    got = {}
+    for device in ("irgrid", "openvino"):
+        proc = run_cli("infer", path, "-d", device, "-niter", 1, "-o", tmp_path / f"{device}.npz", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        with np.load(tmp_path / f"{device}.npz") as saved:
+            got[device] = dict(saved)
+    assert list(got["irgrid"]) == list(got["openvino"]) == [result_name]
+    expected = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(
+        [feeds["x"], feeds["grid"]])[0]
+    for outputs in got.values():
+        np.testing.assert_allclose(outputs[result_name], expected, rtol=1e-6, atol=1e-6)

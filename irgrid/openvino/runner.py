@@ -60,17 +60,17 @@ class OpenVINOModel:
             model = _read(core, path)
             _stand_in_for_crashing_layers(model)
             if shapes:
-                shapes = name_single_input(shapes, [port.get_any_name() for port in model.inputs])
+                shapes = name_single_input(shapes, [_input_names(port)[0] for port in model.inputs])
                 ports = {name: _port(model.inputs, name) for name in shapes}
                 model.reshape({ports[name]: _reshaped(ports[name], shape_arg(name, dims))
                                for name, dims in shapes.items()})
             self._compiled = core.compile_model(model, "CPU", config)
         except RuntimeError as exc:
             raise OpenVINOError(openvino_reason(exc)) from None
-        self.inputs = [(ModelInput(port.get_any_name(), tuple(sorted(port.get_names()))),
+        self.inputs = [(ModelInput(_input_names(port)[0], _input_names(port)),
                         TensorInfo(_shape(port.get_partial_shape()), port.get_element_type().get_type_name()))
                        for port in self._compiled.inputs]
-        self.outputs = [port.get_any_name() for port in self._compiled.outputs]
+        self.outputs = _output_names(self._compiled.outputs)
         self._request = self._compiled.create_infer_request()
         self._lock = threading.Lock()
 
@@ -209,9 +209,30 @@ def openvino_reason(exc: Exception) -> str:
     return reason
 
 
+def _input_names(port) -> tuple[str, ...]:
+    """Every name an input answers to, the one to show first: its tensor names, then its Parameter's name
+    (as irgrid's runtime, `Model.input_names`); OpenVINO's PyTorch frontend may leave a tensor unnamed."""
+    tensor_names = sorted(port.get_names())
+    if tensor_names:
+        tensor_names.remove(port.get_any_name())
+        tensor_names.insert(0, port.get_any_name())
+    return tuple(dict.fromkeys([*tensor_names, port.get_node().get_friendly_name()]))
+
+
+def _output_names(ports) -> list[str]:
+    """One name per output, as irgrid's runtime gives them (`Model.output_names`): the tensor name, else
+    (unnamed, as `ov.convert_model` of a PyTorch module leaves its Results' tensors, or taken) the Result's."""
+    names: list[str] = []
+    for port in ports:
+        result = port.get_node().get_friendly_name()
+        name = port.get_any_name() if port.get_names() else result
+        names.append(result if name in names else name)
+    return names
+
+
 def _port(ports, name: str):
     for port in ports:
-        if name in port.get_names():
+        if name in _input_names(port):
             return port
     raise InputError(f"the model has no input named {name!r}")
 
@@ -223,7 +244,7 @@ def _reshaped(port, shape: tuple[int | None, ...]) -> ov.PartialShape:
     if declared.rank.is_static and len(declared) == len(shape):
         for axis, (dim, want) in enumerate(zip(declared, shape)):
             if want is not None and dim.is_dynamic and not dim.compatible(ov.Dimension(want)):
-                raise ShapeError(f"input {port.get_any_name()!r}: shape {list(shape)} lies outside the IR's declared "
+                raise ShapeError(f"input {_input_names(port)[0]!r}: shape {list(shape)} lies outside the IR's declared "
                                  f"{declared} (dim {axis})")
     return ov.PartialShape([-1 if d is None else d for d in shape])
 
