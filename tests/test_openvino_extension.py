@@ -353,3 +353,29 @@ def test_torch_affine_grid_converts():
     assert any(op.get_type_name() == "AffineGrid" for op in model.get_ordered_ops())
     out = ov.Core().compile_model(model, "CPU", F32)([x.numpy(), theta.numpy()])[0]
     np.testing.assert_allclose(out, Transformer()(x, theta).numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_torch_affine_grid_of_the_input_size_converts(dynamic, tmp_path):
+    """The PyTorch tutorial's spelling, `F.affine_grid(theta, x.size())`: the size arrives as the tensor
+    the frontend built from aten::size, not as constants (the rule refused it before). Run inside
+    OpenVINO and, saved, by irgrid's runtime, against torch; with dynamic dims too."""
+    torch = pytest.importorskip("torch")
+
+    class Transformer(torch.nn.Module):
+        def forward(self, x, theta):
+            grid = torch.nn.functional.affine_grid(theta, x.size(), align_corners=False)
+            return torch.nn.functional.grid_sample(x, grid, align_corners=False)
+
+    x, theta = torch.randn(2, 3, 7, 9), torch.randn(2, 2, 3) * 0.5
+    shapes = {"input": [(-1, 3, -1, -1), (-1, 2, 3)]} if dynamic else {}
+    model = ov.convert_model(Transformer(), example_input=(x, theta), extension=iov.conversion_extensions(),
+                             **shapes)
+    expected = Transformer()(x, theta).numpy()
+    out = ov.Core().compile_model(model, "CPU", F32)([x.numpy(), theta.numpy()])[0]
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    path = tmp_path / "stn.xml"
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    compiled = irgrid.compile_model(path)
+    (ours,) = compiled([x.numpy(), theta.numpy()]).values()
+    np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)

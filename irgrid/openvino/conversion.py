@@ -18,7 +18,7 @@ models run natively wherever they can. Facts the rules rely on (docs/openvino.md
   attributes written by rank (dilations and strides ones, pads zeros, kernel_shape from W).
 - ONNX AffineGrid-20 and TorchScript's `aten::affine_grid_generator` (OpenVINO has no rule for the
   latter; its ONNX import decomposes the former in f32 only) map to AffineGrid irgrid1; torch passes
-  the size as constant values, which become an i64 Constant.
+  a literal size as constant values, which become an i64 Constant, and `x.size()` as a tensor.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ import numpy as np
 import openvino.opset1 as opset1
 import openvino.opset8 as opset8
 import openvino.opset9 as opset9
+from openvino._pyopenvino import GeneralFailure  # what NodeContext raises for a non-constant input
 from openvino.frontend import ConversionExtension
 from openvino.frontend.onnx import ConversionExtension as OnnxConversionExtension
 
@@ -99,11 +100,14 @@ def _onnx_affine_grid(node) -> list:
 
 
 def _torch_affine_grid(node) -> list:
-    """aten::affine_grid_generator(theta, size: int[], align_corners: bool): size arrives as constant
-    values, which become the i64 size tensor AffineGrid takes."""
-    size = np.asarray(node.get_values_from_const_input(1), np.int64)
-    return _affine_grid(node.get_input(0), opset1.constant(size).output(0),
-                        bool(node.get_values_from_const_input(2)))
+    """aten::affine_grid_generator(theta, size: int[], align_corners: bool): a literal size arrives as
+    constant values, which become the i64 size tensor AffineGrid takes; `x.size()` (the PyTorch
+    tutorial's spelling) arrives as the tensor the frontend built from aten::size, converted to i64."""
+    try:
+        size = opset1.constant(np.asarray(node.get_values_from_const_input(1), np.int64)).output(0)
+    except GeneralFailure:  # not a constant
+        size = opset1.convert(node.get_input(1), "i64").output(0)
+    return _affine_grid(node.get_input(0), size, bool(node.get_values_from_const_input(2)))
 
 
 def _optional_input(node, index: int):
