@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -251,8 +252,20 @@ def _timed_runs(compiled, inputs, niter: int | None, seconds: float | None,
 
 
 def _print_counters(runs: list[list]) -> None:
-    """benchmark_app's -pc: each layer's type, kernel, median time over the timed runs and share."""
-    medians = [(layer, float(np.median([run[i].seconds for run in runs])) * 1e3) for i, layer in enumerate(runs[0])]
+    """benchmark_app's -pc: each layer's type, kernel, median time over the timed runs and share. Layers
+    are matched by name and type: OpenVINO's list of executed layers may change from run to run of a
+    dynamic-shape model (a layer absent from a run took no time in it)."""
+    layers, seconds = {}, []
+    for run in runs:
+        seen: Counter = Counter()  # an IR's layer names need not be unique
+        keyed = []
+        for layer in run:
+            key = (layer.name, layer.type, seen[layer.name, layer.type])
+            seen[layer.name, layer.type] += 1
+            layers.setdefault(key, layer)
+            keyed.append((key, layer.seconds))
+        seconds.append(dict(keyed))
+    medians = [(layer, float(np.median([run.get(key, 0.0) for run in seconds])) * 1e3) for key, layer in layers.items()]
     total = sum(ms for _, ms in medians) or 1.0
     print(f"Performance counts (median of {len(runs)} runs):")
     print(f"  {'layer':<32} {'type':<28} {'kernel':<40} {'ms':>9} {'share':>6}")
