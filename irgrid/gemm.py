@@ -1,8 +1,8 @@
 """Matrix products for the convolution layers (the GEMM after the im2col kernels).
 
 Backend: for f32 a MatMul compiled once with OpenVINO (cached per shapes and thread count) by
-default, numpy when `IRGRID_GEMM=numpy`; f64 always numpy (OpenVINO's MatMul computes f64 inputs in
-f32: its f64 output carries f32 accuracy). Why OpenVINO, measured on the 2-vCPU AMD EPYC (Zen 3,
+default, numpy when `IRGRID_GEMM=numpy` or in a process forked after OpenVINO ran (irgrid.forks); f64
+always numpy (OpenVINO's MatMul computes f64 inputs in f32: its f64 output carries f32 accuracy). Why OpenVINO, measured on the 2-vCPU AMD EPYC (Zen 3,
 AVX2) development VM while other jobs shared it:
 - numpy's OpenBLAS keeps its worker threads spinning after each product; beside irgrid's OpenMP
   im2col threads on 2 cores that stalls: a 16-channel 32x32 DCN layer took 0.65 ms per call
@@ -28,10 +28,11 @@ so results do not depend on irgrid's thread count with either backend.
 from __future__ import annotations
 
 import os
-import threading
 from functools import lru_cache, partial
 
 import numpy as np
+
+from .forks import fork_safe_lock, marks
 
 BACKENDS = ("numpy", "openvino")
 
@@ -48,11 +49,12 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int, *, trans
     (N, K) of one float dtype, plus bias[i] on row i when a C-contiguous bias (M,) is given (on
     OpenVINO an Add in the compiled model, which fuses it into the MatMul's output stage); on
     OpenVINO a C-contiguous out is the MatMul's own output (no copy)."""
-    if backend() == "openvino" and a.dtype == np.float32 and out.dtype == np.float32:
+    if (backend() == "openvino" and a.dtype == np.float32 and out.dtype == np.float32
+            and not marks.child_of_openvino):  # oneTBB may hang in a child forked after OpenVINO ran (forks.py)
         n = b.shape[0] if transpose_b else b.shape[1]
         compiled = _openvino_matmul(a.shape[0], a.shape[1], n, transpose_b, bias is not None, max(1, int(threads)))
         inputs = [a, b] if bias is None else [a, b, bias.reshape(-1, 1)]
-        with compiled.lock:  # one infer request per compiled MatMul: calls from several threads queue
+        with compiled._lock:  # one infer request per compiled MatMul: calls from several threads queue
             if out.flags.c_contiguous:
                 compiled.request.set_output_tensor(0, compiled.tensor(out))
                 try:
@@ -85,7 +87,8 @@ class _CompiledMatMul:
         self.request = compiled.create_infer_request()
         self.own_output = self.request.get_output_tensor(0)
         self.tensor = partial(ov.Tensor, shared_memory=True)
-        self.lock = threading.Lock()
+        self._lock = fork_safe_lock(self)
+        marks.openvino = True
 
 
 @lru_cache(maxsize=1)

@@ -14,11 +14,8 @@ The count is passed to every kernel as `prange(..., num_threads=n)` (which is wh
 here: an explicit num_threads overrides it in OpenMP itself); kernels split work into fixed-size chunks,
 so the count changes speed, never results. Callers that run kernels take it from `kernel_threads`.
 
-A process forked after irgrid's kernels ran on several threads runs them on one (with a warning): GNU
-OpenMP keeps a team's worker threads for the next team of the thread that started it, and fork copies
-only the forking thread, so the child's next team of 2 or more waits forever for workers that do not
-exist (a 2-thread DeformConv in a `multiprocessing` "fork" worker hung). Workers started with the
-"spawn" or "forkserver" method are fresh processes and use every thread.
+A process forked after irgrid's kernels ran on several threads runs them on one, with a warning
+(GNU OpenMP's workers are not copied by fork: `irgrid.forks`).
 """
 from __future__ import annotations
 
@@ -30,23 +27,14 @@ import warnings
 from pathlib import Path
 
 from .errors import ConfigError
+from .forks import marks
 
 _override: int | None = None
 # The most threads irgrid accepts: OpenMP takes a C int, and a count far beyond any CPU's would make it
 # start that many threads (a count above the CPUs available runs, oversubscribed).
 MAX_THREADS = 1024
 _ENV_VARS = ("IRGRID_NUM_THREADS", "OMP_NUM_THREADS")
-_team_started = False  # a count above 1 went to the kernels in this process (or before its fork)
-_forked_after_team = False  # this process was forked after that: its kernels run on one thread
 _warned_fork = False
-
-
-def _after_fork_in_child() -> None:
-    global _forked_after_team
-    _forked_after_team = _team_started
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @functools.lru_cache(maxsize=8)
@@ -122,19 +110,18 @@ def get_num_threads() -> int:
 def kernel_threads(requested: int | None = None) -> int:
     """The count to hand the kernels now: `requested` (an explicit count, validated by its caller),
     else get_num_threads(); either way 1 in a process forked after a team ran."""
-    global _team_started
     n = get_num_threads() if requested is None else requested
     if n > 1:
-        if _forked_after_team:
+        if marks.child_of_openmp_team:
             return _runnable(n)
-        _team_started = True
+        marks.openmp_team = True
     return n
 
 
 def _runnable(n: int) -> int:
     """`n`, or 1 (warning once) in a process forked after a team of threads ran."""
     global _warned_fork
-    if n == 1 or not _forked_after_team:
+    if n == 1 or not marks.child_of_openmp_team:
         return n
     if not _warned_fork:
         _warned_fork = True

@@ -292,3 +292,24 @@ def test_unnamed_tensors_on_both_devices(tmp_path):
         [feeds["x"], feeds["grid"]])[0]
     for outputs in got.values():
         np.testing.assert_allclose(outputs[result_name], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_ctrl_c_inside_an_irgrid_op_on_openvino_is_a_keyboard_interrupt(tmp_path, monkeypatch):
+    """OpenVINO wraps a KeyboardInterrupt raised in a Python op's evaluate in a RuntimeError; the device
+    gives it back as KeyboardInterrupt (it was an OpenVINOError, which `except IRGridError` swallowed and
+    the CLI reported instead of exiting 130). Ctrl-C is simulated where it lands: in the op's run."""
+    import irgrid.openvino.ops as ov_ops
+    from irgrid.devices import open_model
+
+    path = ROOT_SAMPLES / "volume_warp" / "model.xml"
+    model, why = open_model(path, "openvino")
+    assert "GridSample" in path.read_text() and why.startswith("openvino")
+    inputs = dict(np.load(path.with_name("inputs.npz")))
+    model(inputs)
+
+    def interrupted(spec, node, fn, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ov_ops, "_call", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        model(inputs)

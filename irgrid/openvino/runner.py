@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from openvino.frontend import FrontEndManager
 
 from ..binding import bind_layer
 from ..errors import InputError, IRGridError, OpenVINOError, ShapeError
+from ..forks import fork_safe_lock, marks
 from ..input_arrays import input_array
 from ..ir import element_types
 from ..ir.reader import read_ir
@@ -49,6 +49,8 @@ class OpenVINOModel:
                  threads: int | None = None, profile: bool = False) -> None:
         """`profile` turns on OpenVINO's per-layer counters (PERF_COUNT) for `infer_profiled`."""
         self.threads = threads
+        _refuse_in_a_fork_child()
+        marks.openvino = True
         core = ov.Core()
         core.add_extension(extensions())
         core.add_extension(conversion_extensions())
@@ -72,7 +74,7 @@ class OpenVINOModel:
                        for port in self._compiled.inputs]
         self.outputs = _output_names(self._compiled.outputs)
         self._request = self._compiled.create_infer_request()
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock(self)
 
     def __call__(self, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":
         with self._lock:
@@ -92,6 +94,7 @@ class OpenVINOModel:
         return outputs, counters
 
     def _run(self, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":
+        _refuse_in_a_fork_child()
         tensors = {}
         remaining = dict(inputs)
         for port, (model_input, info) in zip(self._compiled.inputs, self.inputs):
@@ -109,8 +112,22 @@ class OpenVINOModel:
         try:
             self._request.infer(tensors)
         except RuntimeError as exc:
+            if _PYTHON_INTERRUPT in str(exc):  # Ctrl-C while an irgrid op ran: OpenVINO wrapped it
+                raise KeyboardInterrupt from None
             raise OpenVINOError(openvino_reason(exc)) from None
         return OrderedDict((name, _array(self._request.get_output_tensor(i))) for i, name in enumerate(self.outputs))
+
+
+# How OpenVINO reports a KeyboardInterrupt raised inside an irgrid op's evaluate (a RuntimeError).
+_PYTHON_INTERRUPT = "KeyboardInterrupt"
+
+
+def _refuse_in_a_fork_child() -> None:
+    """OpenVINOError in a process forked after OpenVINO ran: its oneTBB workers may hang there (forks.py)."""
+    if marks.child_of_openvino:
+        raise OpenVINOError("this process was forked after OpenVINO ran, where OpenVINO's CPU plugin may hang "
+                            "(its oneTBB workers are not copied by fork); start workers with the 'spawn' or "
+                            "'forkserver' method, or use irgrid's runtime (-d irgrid)")
 
 
 def _read(core: ov.Core, path: str | os.PathLike) -> ov.Model:

@@ -10,7 +10,6 @@ prepared step returns fresh (benchmarks/README.md, "Per-call cost")."""
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from ..ir.model import Layer, Model
 from ..memory import allocate
 from ..registry import PreparedFn, RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
+from ..forks import fork_safe_lock
 from ..threads import kernel_threads, validate_threads
 from .describe import describe_plan, format_plan, step_kernel
 from .fusion import FusionPlan, plan_fusions
@@ -105,7 +105,7 @@ class CompiledModel:
         self._fast_feed = ([(p.name, (p.id, 0), element_types.numpy_dtype(info.element_type), tuple(info.shape))
                             for p, info in self.inputs]
                            if unambiguous and all(is_static(info.shape) for _, info in self.inputs) else None)
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock(self)  # calls are serialised (shared buffers)
 
     def _plan(self, infos: dict[Key, TensorInfo], returned: set[Key]) -> list[_Step]:
         steps = []
