@@ -181,7 +181,8 @@ class SpatialTransformer(torch.nn.Module):  # voxelmorph/torch/layers.py's, as p
 def test_voxelmorph_warp_runs_on_irgrid(route, tmp_path):
     """VoxelMorph's SpatialTransformer through OpenVINO's PyTorch frontend (ScatterNDUpdate-3) and through
     ONNX (ScatterND -> ScatterNDUpdate-15, `irgrid convert`): irgrid's runtime supports every layer and
-    matches torch to 1e-5."""
+    matches torch to 1e-5. (torch's dynamo exporter, which needs onnxscript, makes ScatterElementsUpdate-12
+    and GatherND-8 of it: tests/test_glue_gather_nd_scatter_elements.py.)"""
     torch = pytest.importorskip("torch")
     namespace: dict = {}
     exec(VOXELMORPH, namespace)
@@ -192,8 +193,8 @@ def test_voxelmorph_warp_runs_on_irgrid(route, tmp_path):
         model = ov.convert_model(module, example_input=(src, flow), extension=iov.conversion_extensions())
         ov.save_model(model, str(path), compress_to_fp16=False)
     else:
-        torch.onnx.export(module, (src, flow), str(tmp_path / "voxelmorph.onnx"), opset_version=20, dynamo=False,
-                          input_names=["src", "flow"], output_names=["warped"])
+        torch.onnx.export(module, (src, flow), str(tmp_path / "voxelmorph.onnx"), opset_version=20,
+                          dynamo=False, input_names=["src", "flow"], output_names=["warped"])
         proc = subprocess.run([sys.executable, "-m", "irgrid", "convert", str(tmp_path / "voxelmorph.onnx"),
                                "-o", str(path)], capture_output=True, text=True, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr

@@ -11,7 +11,8 @@ Negative indices count from the end of their dim, in both versions (OpenVINO's C
 do so for GatherND-5 too, whose spec still asks for [0, s-1]). An index outside [-s, s-1] is an
 InputError: OpenVINO's CPU plugin does not check them, it adds index * stride to the slice's offset and
 copies from there (a neighbouring slice while that stays inside data, memory past data otherwise, and a
-crash for a large one), which no runtime can reproduce.
+crash for a large one), which no runtime can reproduce. The CPU plugin also carries f64 data as f32 and
+i64 data as i32 (2**40 + 1 comes back as 1); irgrid moves data's own values.
 """
 from __future__ import annotations
 
