@@ -11,10 +11,16 @@ waiting for is frozen in the child:
   GEMM of irgrid's convolutions, an OpenVINO MatMul, runs in numpy instead (`gemm.matmul`).
 - A lock that another thread held at the fork stays held: every lock that serialises calls of an
   irgrid model (`fork_safe_lock`) is replaced by a fresh one in the child.
+- Destroying an OpenVINO compiled model inherited that way waited forever for the parent's stream
+  threads (a child that exits normally hung in its interpreter's finalisation): after OpenVINO ran, the
+  child keeps every irgrid model it inherited alive until it exits. OpenVINO objects of the caller's
+  own are not irgrid's to keep: a child inheriting them should leave with `os._exit`, as
+  `multiprocessing`'s fork workers do.
 Workers started with the "spawn" or "forkserver" method are fresh processes, free of all three.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import weakref
@@ -45,6 +51,8 @@ def _after_fork_in_child() -> None:
     marks.child_of_openvino = marks.openvino
     for owner in list(_LOCK_OWNERS):
         owner._lock = threading.Lock()
+        if marks.openvino:  # a reference never released: not even finalisation destroys it
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(owner))
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

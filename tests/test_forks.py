@@ -144,3 +144,45 @@ def test_the_openvino_device_in_a_fork_child(tmp_path, run_first):
     (result,) = _run(tmp_path, _OPENVINO_IN_A_CHILD, str(SAMPLES / "flow_warp"),
                      "run-first" if run_first else "fork-first")
     assert result.startswith("OpenVINOError: ") if run_first else result == "opened"
+
+
+_EXIT_AFTER_OPENVINO = """
+import os, sys, time
+import numpy as np
+import openvino as ov
+import irgrid
+import irgrid.openvino as iov
+from irgrid.devices import open_model
+
+sample = sys.argv[1]
+inputs = dict(np.load(sample + "/inputs.npz"))
+if sys.argv[2] == "device":
+    model, _ = open_model(sample + "/model.xml", "openvino")
+    model(inputs)
+else:  # OpenVINO on a Core of the user's, running an irgrid op (the README's "inside OpenVINO")
+    core = ov.Core()
+    core.add_extension(iov.extensions())
+    core.compile_model(sample + "/model.xml", "CPU")(inputs)
+pid = os.fork()
+if pid == 0:
+    irgrid.compile_model(sample + "/model.xml")(inputs)
+    print(irgrid.forks.marks.child_of_openvino, flush=True)
+    if sys.argv[2] == "device":
+        sys.exit(0)  # a normal exit: finalisation used to destroy the inherited compiled model and hang
+    os._exit(0)  # the user's own compiled model would hang in its destructor: not irgrid's to keep
+start = time.time()
+while not os.waitpid(pid, os.WNOHANG)[0]:
+    if time.time() - start > 30:
+        os.kill(pid, 9)
+        print("hung")
+        break
+    time.sleep(0.01)
+"""
+
+
+@pytest.mark.parametrize("how", ["device", "own_core"])
+def test_a_fork_child_after_openvino_ran_exits(tmp_path, how):
+    """The child knows OpenVINO ran (so its GEMMs run in numpy), whether on irgrid's OpenVINO device or on
+    the user's own Core running an irgrid op; after the device, its normal exit no longer hangs in the
+    destructor of the OpenVINO model it inherited (irgrid keeps it alive)."""
+    assert _run(tmp_path, _EXIT_AFTER_OPENVINO, str(SAMPLES / "volume_warp"), how) == ["True"]

@@ -22,6 +22,7 @@ import numpy as np
 import openvino as ov
 
 from ..errors import IRGridError
+from ..forks import marks
 from ..ir import element_types
 from ..ir.dims import Shape, is_static
 from ..registry import OpSpec, RunContext, TensorInfo, all_specs, find, irgrid_owned
@@ -112,6 +113,7 @@ def _make_class(spec: OpSpec, version: str) -> type:
         return cls(new_inputs, attrs=self._attrs)
 
     def evaluate(self, outputs: list, inputs: list) -> bool:
+        marks.openvino = True  # OpenVINO runs in this process, maybe on a Core of the user's (forks.py)
         # Indexed, never iterated: iterating OpenVINO's TensorVector costs about 10 us per element
         # (pybind11 ends the iteration with a C++ exception), indexing under 1 us.
         inputs, outputs = [inputs[i] for i in range(len(inputs))], [outputs[i] for i in range(len(outputs))]
