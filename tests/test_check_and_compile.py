@@ -521,3 +521,25 @@ def test_integer_division_by_zero_in_constants_is_a_shape_error(tmp_path):
     assert len(problems) == 1 and problems[0].layer.name == "div" and "division by zero" in problems[0].message
     with pytest.raises(irgrid.ShapeError, match=r'Divide layer "div"'):
         irgrid.compile_model(path)
+
+
+def test_results_fed_by_one_tensor_are_separate_arrays(tmp_path):
+    """Two Results on one tensor come back as two arrays (they were one object under two names, so
+    writing into one changed the other), each OpenVINO's GridSample-9 output."""
+    builder = IRBuilder("two_results")
+    data, grid = builder.parameter("data", (1, 2, 4, 4)), builder.parameter("grid", (1, 3, 3, 2))
+    (sampled,) = builder.layer("GridSample", "opset9", [data, grid],
+                               {"mode": "bilinear", "padding_mode": "zeros", "align_corners": False})
+    builder.result(sampled, "first")
+    builder.result(sampled, "second")
+    path = tmp_path / "model.xml"
+    builder.save(path)
+    rng = np.random.default_rng(0)
+    feeds = {"data": rng.standard_normal((1, 2, 4, 4)).astype(np.float32),
+             "grid": rng.uniform(-1, 1, (1, 3, 3, 2)).astype(np.float32)}
+    expected = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(
+        [feeds["data"], feeds["grid"]])[0]
+    first, second = irgrid.compile_model(path)(feeds).values()
+    assert first is not second and not np.shares_memory(first, second)
+    np.testing.assert_allclose(first, expected, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(first, second)

@@ -98,6 +98,9 @@ class CompiledModel:
         # Outputs a prepared step returns are fresh arrays (returned values never get a reused buffer).
         self._fresh = {key for step in self._steps if step.prepared for key in step.keys} & returned
         self._output_keys = [(name, (src.layer, src.output)) for name, src in self.outputs]
+        # Results fed by one tensor: each one after the first gets its own copy (the caller may write into it)
+        self._repeats = {i for i, (_, key) in enumerate(self._output_keys)
+                         if key in [k for _, k in self._output_keys[:i]]}
         self._all_fresh = all(key in self._fresh for _, key in self._output_keys)
         # The fast path of `_feed`: a dict of exact ndarrays under Parameter names, of static shapes
         # (only when no Parameter name is another input's tensor name, which the full check refuses).
@@ -215,10 +218,11 @@ class CompiledModel:
         # Preallocated buffers are reused by the next call, and the caller may refill an input: an
         # output viewing either is copied; so is a constant (read-only, shared by every call).
         outputs = OrderedDict()
-        for name, key in self._output_keys:
+        for index, (name, key) in enumerate(self._output_keys):
             value = values[key]
-            if key not in self._fresh and (not value.flags.writeable or
-                                           any(np.may_share_memory(value, b) for b in self._buffers + fed)):
+            if (key not in self._fresh and (not value.flags.writeable or
+                                            any(np.may_share_memory(value, b) for b in self._buffers + fed))
+                    or index in self._repeats):
                 value = value.copy()
             outputs[name] = value
         return outputs
