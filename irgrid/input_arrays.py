@@ -3,7 +3,7 @@
 shape is an InputError naming the input, never a misread buffer or a runtime's own exception."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -13,9 +13,26 @@ from .ir.dims import format_shape
 from .registry import TensorInfo
 
 
+def inputs_by_name(inputs: Any, names: Sequence[str]) -> Mapping[str, Any]:
+    """A model's inputs as given: a mapping of names to arrays, or a sequence of arrays in input order
+    (`names`, one per input); InputError for anything else."""
+    if not isinstance(inputs, (Mapping, Sequence)) or isinstance(inputs, (str, bytes)):
+        raise InputError("inputs must map input names to arrays, or be a sequence of arrays in input order; "
+                         f"got {type(inputs).__name__}")
+    if isinstance(inputs, Mapping):
+        return inputs
+    if len(inputs) != len(names):
+        raise InputError(f"expected {len(names)} inputs, got {len(inputs)}")
+    return dict(zip(names, inputs))
+
+
 def input_array(name: str, info: TensorInfo, value: Any) -> np.ndarray:
     """`value` (an array or anything numpy reads as one) as the input `name` of type and shape `info`;
-    InputError otherwise. bf16 inputs may come as numpy's bfloat16 (ml_dtypes) or as f32."""
+    InputError otherwise. bf16 inputs may come as numpy's bfloat16 (ml_dtypes) or as f32. A masked
+    array with masked elements is refused: numpy would hand over the values under the mask."""
+    if np.ma.isMaskedArray(value) and np.ma.getmaskarray(value).any():
+        raise InputError(f"input {name!r} is a masked array with masked elements; fill them (numpy.ma.filled) "
+                         "or pass its data")
     try:
         array = np.asarray(value)
     except (ValueError, TypeError) as exc:

@@ -7,6 +7,7 @@ import openvino as ov
 import openvino.opset13 as ops
 import pytest
 
+import irgrid
 import irgrid.openvino as iov
 
 from oracles import save_ov
@@ -313,3 +314,27 @@ def test_ctrl_c_inside_an_irgrid_op_on_openvino_is_a_keyboard_interrupt(tmp_path
     monkeypatch.setattr(ov_ops, "_call", interrupted)
     with pytest.raises(KeyboardInterrupt):
         model(inputs)
+
+
+@pytest.mark.parametrize("device", ["irgrid", "openvino"])
+def test_inputs_as_a_sequence_or_else_an_input_error_on_both_devices(device):
+    """A list or tuple in input order runs on either device (the OpenVINO device raised dict()'s
+    ValueError); a bare array, None, or a masked array with masked elements (numpy would pass the
+    values under the mask) is an InputError. OpenVINO's own run of the sample gives the values."""
+    from irgrid.devices import open_model
+
+    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    feeds = dict(np.load(path.with_name("inputs.npz")))
+    model, _ = open_model(path, device)
+    expected = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(feeds)[0]
+    for given in (list(feeds.values()), tuple(feeds.values())):
+        (got,) = model(given).values()
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    name = next(iter(feeds))
+    masked = np.ma.masked_greater(feeds[name], 0.5)
+    for bad, reason in ((feeds[name], "got ndarray"), (None, "got NoneType"), ([feeds[name]], "expected 2 inputs"),
+                        ({**feeds, name: masked}, "masked array with masked elements")):
+        with pytest.raises(irgrid.InputError, match=reason):
+            model(bad)
+    (unmasked,) = model({**feeds, name: np.ma.masked_array(feeds[name])}).values()  # nothing masked: runs
+    np.testing.assert_allclose(unmasked, expected, rtol=1e-5, atol=1e-5)

@@ -22,7 +22,7 @@ from openvino.frontend import FrontEndManager
 from ..binding import bind_layer
 from ..errors import InputError, IRGridError, OpenVINOError, ShapeError
 from ..forks import fork_safe_lock, marks
-from ..input_arrays import input_array
+from ..input_arrays import input_array, inputs_by_name
 from ..ir import element_types
 from ..ir.reader import read_ir
 from ..registry import TensorInfo, irgrid_owned
@@ -76,7 +76,7 @@ class OpenVINOModel:
         self._request = self._compiled.create_infer_request()
         self._lock = fork_safe_lock(self)
 
-    def __call__(self, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":
+    def __call__(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> "OrderedDict[str, np.ndarray]":
         with self._lock:
             return self._run(inputs)
 
@@ -96,7 +96,7 @@ class OpenVINOModel:
     def _run(self, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":
         _refuse_in_a_fork_child()
         tensors = {}
-        remaining = dict(inputs)
+        remaining = dict(inputs_by_name(inputs, [model_input.name for model_input, _ in self.inputs]))
         for port, (model_input, info) in zip(self._compiled.inputs, self.inputs):
             found = [n for n in model_input.names if n in remaining]
             if not found:

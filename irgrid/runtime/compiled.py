@@ -20,7 +20,7 @@ import numpy as np
 from ..binding import read_model
 from ..declared import declared_mismatches
 from ..errors import InputError, ShapeError
-from ..input_arrays import input_array
+from ..input_arrays import input_array, inputs_by_name
 from ..inference import LAYER_FAILURES, Key, infer_model, layer_error, layer_runner, oversized, prepare_layer
 from ..ir import element_types
 from ..ir.dims import is_static
@@ -157,13 +157,7 @@ class CompiledModel:
                 values[key] = array
             else:
                 return values
-        if not isinstance(inputs, (Mapping, Sequence)) or isinstance(inputs, (str, bytes)):
-            raise InputError("inputs must map input names to arrays, or be a sequence of arrays in input order; "
-                             f"got {type(inputs).__name__}")
-        if not isinstance(inputs, Mapping):
-            if len(inputs) != len(self.inputs):
-                raise InputError(f"expected {len(self.inputs)} inputs, got {len(inputs)}")
-            inputs = {p.name: a for (p, _), a in zip(self.inputs, inputs)}
+        inputs = inputs_by_name(inputs, [p.name for p, _ in self.inputs])
         remaining = dict(inputs)
         values = {}
         for (parameter, info), names in zip(self.inputs, self._input_names):
