@@ -67,14 +67,22 @@ def _read_array(stream, size: int, what: str) -> np.ndarray:
 
 def save_outputs(path: str, arrays: dict[str, np.ndarray]) -> None:
     """A .npy holds the single output (np.save); a .npz every output, like np.savez but under any name
-    (np.savez's own keyword `file` would clash with an output called `file`)."""
+    (np.savez's own keyword `file` would clash with an output called `file`). Written under a temporary
+    name, then renamed: the file at `path` is the previous one or the complete new one, also when the
+    run is interrupted while writing."""
+    partial = f"{path}.part"
     try:
         if path.lower().endswith(".npy"):
-            np.save(path, next(iter(arrays.values())), allow_pickle=False)
-            return
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-            for name, value in arrays.items():
-                with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+            with open(partial, "wb") as file:
+                np.save(file, next(iter(arrays.values())), allow_pickle=False)
+        else:
+            with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+                for name, value in arrays.items():
+                    with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+        os.replace(partial, path)
     except OSError as exc:
         raise InputError(f"cannot write outputs to {path!r}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)

@@ -79,8 +79,8 @@ def _column(values: list[np.ndarray]) -> np.ndarray:
 
 class FileRunner(Predictor):
     """For `irgrid batch`: a column `file` of paths relative to `input_dir`; each is loaded, run and
-    written to `output_dir` under the same relative name as .npz (via a temporary name, so an output
-    that exists is complete). Returns `file` and `error` ("" when it succeeded): a bad item is a row,
+    written to `output_dir` under the same relative name as .npz (save_outputs: an output that exists
+    is complete). Returns `file` and `error` ("" when it succeeded): a bad item is a row,
     never a failed batch, so it cannot stop the run."""
 
     def __init__(self, model: str | os.PathLike, input_dir: str | os.PathLike, output_dir: str | os.PathLike,
@@ -98,9 +98,7 @@ class FileRunner(Predictor):
             outputs = self.compiled(load_item(self.input_dir / name, self.compiled.inputs))
             target = self.output_dir / output_name(name)
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(target.name + ".part")
-            save_outputs(str(partial), outputs)
-            os.replace(partial, target)
+            save_outputs(str(target), outputs)
         except Exception as exc:  # noqa: BLE001  (any failure of one item is that item's error row)
             return error_line(exc)
         return ""

@@ -534,3 +534,23 @@ def test_infer_output_named_file_is_saved(work):
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
     with np.load(work / "out.npz") as saved:
         np.testing.assert_array_equal(saved["file"], [2.0, 3.0])
+
+
+@pytest.mark.parametrize("name", ["out.npz", "out.npy"])
+def test_an_interrupted_write_leaves_the_previous_outputs(tmp_path, monkeypatch, name):
+    """`-o` (and `irgrid batch`) write under a temporary name and rename it: Ctrl-C while writing left a
+    truncated file in place of the previous one."""
+    from irgrid import npz
+
+    path = str(tmp_path / name)
+    npz.save_outputs(path, {"y": np.arange(4.0)})
+    before = Path(path).read_bytes()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np.lib.format, "write_array", interrupted)
+    monkeypatch.setattr(np, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        npz.save_outputs(path, {"y": np.arange(1000.0)})
+    assert Path(path).read_bytes() == before and os.listdir(tmp_path) == [name]
