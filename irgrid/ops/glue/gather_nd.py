@@ -20,12 +20,12 @@ from math import prod
 
 import numpy as np
 
-from ...errors import InputError, ShapeError
+from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import Shape, format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import array_infos, merge_dim
-from .index_inputs import require_integer
+from .index_inputs import checked_indices, require_integer
 
 
 def _output_shape(attrs: Attrs, inputs: list[TensorInfo], flatten: bool) -> Shape:
@@ -63,27 +63,14 @@ def _infer(flatten: bool):
     return infer
 
 
-def _as_int64(indices: np.ndarray) -> np.ndarray:
-    """Integer indices as int64 (u64 values past the int64 range stay out of range)."""
-    if indices.dtype == np.uint64:
-        indices = np.minimum(indices, np.uint64(np.iinfo(np.int64).max))
-    return indices.astype(np.int64)
-
-
 def _run(flatten: bool):
     def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
         data, indices = inputs
         out_shape = _output_shape(attrs, array_infos(inputs), flatten)
         b = attrs["batch_dims"]
         k = indices.shape[-1]
-        dims = np.array(data.shape[b:b + k], np.int64)
-        idx = _as_int64(indices)
-        idx = np.where(idx < 0, idx + dims, idx)
-        bad = (idx < 0) | (idx >= dims)
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise InputError(f"index {int(indices[where])} at indices{list(where)} is out of range for dim "
-                             f"{b + where[-1]} of data {format_shape(data.shape)}", input=1)
+        idx = checked_indices(indices, np.array(data.shape[b:b + k], np.int64),
+                              lambda at: f"dim {b + at[-1]} of data {format_shape(data.shape)}")
         batch = prod(data.shape[:b])
         tuples = prod(indices.shape[b:-1])
         slice_shape = data.shape[b + k:]

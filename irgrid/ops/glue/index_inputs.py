@@ -6,11 +6,11 @@ Their values are known at compile time when the graph computes them from constan
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ...errors import ShapeError
+from ...errors import InputError, ShapeError
 from ...ir import element_types
 from ...ir.dims import format_shape
 from ...registry import TensorInfo
@@ -57,6 +57,22 @@ def unique_axes(values: list[int], rank: int, index: int) -> list[int]:
     if len(set(axes)) != len(axes):
         raise ShapeError(f"axes {values} repeat an axis", input=index)
     return axes
+
+
+def checked_indices(indices: np.ndarray, sizes: np.ndarray | int, dim: Callable[[tuple[int, ...]], str]) -> np.ndarray:
+    """The index input (input 1) as int64, a negative index counted from the end of the dim it addresses
+    (`sizes`, broadcast against indices); an index outside [-size, size) is an InputError naming its
+    position and `dim(position)` (OpenVINO's plugin reads or writes outside the tensor for some)."""
+    values = indices
+    if values.dtype == np.uint64:  # values past the int64 range stay out of range
+        values = np.minimum(values, np.uint64(np.iinfo(np.int64).max))
+    values = values.astype(np.int64)
+    values = np.where(values < 0, values + sizes, values)
+    bad = (values < 0) | (values >= sizes)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InputError(f"index {int(indices[at])} at indices{list(at)} is out of range for {dim(at)}", input=1)
+    return values
 
 
 def value_infos(arrays: Sequence[np.ndarray]) -> list[TensorInfo]:

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InputError, ShapeError
+from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import merge_dim
-from .index_inputs import require_integer, scalar_axis, value_infos
+from .index_inputs import checked_indices, require_integer, scalar_axis, value_infos
 
 _REDUCTIONS = ("none", "sum", "prod", "min", "max", "mean")
 
@@ -71,16 +71,7 @@ def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
 def _targets(indices: np.ndarray, data_shape: tuple[int, ...], axis: int) -> np.ndarray:
     """The flat output position of each update (C order), negative indices normalised, range checked."""
     size = data_shape[axis]
-    idx = indices
-    if idx.dtype == np.uint64:  # values past the int64 range stay out of range
-        idx = np.minimum(idx, np.uint64(np.iinfo(np.int64).max))
-    idx = idx.astype(np.int64)
-    idx = np.where(idx < 0, idx + size, idx)
-    bad = (idx < 0) | (idx >= size)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise InputError(f"index {int(indices[where])} at indices{list(where)} is out of range for axis {axis} "
-                         f"of size {size}", input=1)
+    idx = checked_indices(indices, size, lambda at: f"axis {axis} of size {size}")
     strides = [int(np.prod(data_shape[d + 1:], dtype=np.int64)) for d in range(len(data_shape))]
     flat = idx * strides[axis]
     for d, n in enumerate(indices.shape):

@@ -4,7 +4,7 @@ assignment, such as VoxelMorph's grid normalisation `new_locs[:, i, ...] = ...`.
 
 As OpenVINO's CPU plugin and reference implementation do: negative indices count from the end; updates
 to one position apply in index order (with `none` the last one stays); an index outside [-size, size)
-is refused (OpenVINO raises); indices without elements, also of shape (n, 0), change nothing; f16
+is an InputError (OpenVINO raises); indices without elements, also of shape (n, 0), change nothing; f16
 reduces in f32, rounded once at the end, as OpenVINO (plugin and constant folding) computes it. Boolean data reduces `sum`, `sub` and `prod` as OR, XOR and AND, as
 OpenVINO's specification and reference implementation say (docs/semantics.md: its CPU plugin's `sub`
 differs).
@@ -17,7 +17,7 @@ from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from .index_inputs import require_integer
+from .index_inputs import checked_indices, require_integer
 
 _REDUCTIONS = {"sum": np.add, "sub": np.subtract, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
 _BOOLEAN_REDUCTIONS = {**_REDUCTIONS, "sum": np.logical_or, "sub": np.logical_xor, "prod": np.logical_and}
@@ -55,14 +55,9 @@ def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
     if indices.size == 0:  # OpenVINO leaves data as it is, also for indices of shape (n, 0)
         return [out]
     depth = indices.shape[-1]
-    sizes = np.array(data.shape[:depth], np.int64)
-    positions = indices.reshape(int(np.prod(indices.shape[:-1])), depth).astype(np.int64)
-    bad = np.argwhere((positions < -sizes) | (positions >= sizes))
-    if len(bad):
-        entry, dim = bad[0]
-        raise ShapeError(f"index {positions[entry, dim]} (entry {entry}) is outside [-{sizes[dim]}, {sizes[dim]}) "
-                         f"for data's dim {dim}", input=1)
-    positions = np.where(positions < 0, positions + sizes, positions)
+    positions = checked_indices(indices, np.array(data.shape[:depth], np.int64),
+                                lambda at: f"dim {at[-1]} of data {format_shape(data.shape)}")
+    positions = positions.reshape(int(np.prod(indices.shape[:-1])), depth)
     flat = np.ravel_multi_index(tuple(positions.T), data.shape[:depth]) if depth else np.zeros(len(positions), np.int64)
     target = out.reshape((-1,) + data.shape[depth:])  # a view: out is C-contiguous
     values = updates.reshape((len(flat),) + data.shape[depth:])
