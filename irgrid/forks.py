@@ -16,7 +16,7 @@ waiting for is frozen in the child:
   child keeps every irgrid model it inherited alive until it exits. OpenVINO objects of the caller's
   own are not irgrid's to keep: a child inheriting them should leave with `os._exit`, as
   `multiprocessing`'s fork workers do.
-Workers started with the "spawn" or "forkserver" method are fresh processes, free of all three.
+Workers started with the "spawn" or "forkserver" method are fresh processes, free of all of these.
 """
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ import numpy as np
 from ..binding import read_model
 from ..declared import declared_mismatches
 from ..errors import InputError, ShapeError
+from ..forks import fork_safe_lock
 from ..input_arrays import input_array, inputs_by_name
 from ..inference import LAYER_FAILURES, Key, infer_model, layer_error, layer_runner, oversized, prepare_layer
 from ..ir import element_types
@@ -28,7 +29,6 @@ from ..ir.model import Layer, Model
 from ..memory import allocate
 from ..registry import PreparedFn, RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
-from ..forks import fork_safe_lock
 from ..threads import kernel_threads, validate_threads
 from .describe import describe_plan, format_plan, step_kernel
 from .fusion import FusionPlan, plan_fusions
