@@ -2,8 +2,8 @@
 
 Backend: for f32 a MatMul compiled once with OpenVINO (cached per shapes and thread count) by
 default, numpy when `IRGRID_GEMM=numpy` or in a process forked after OpenVINO ran (irgrid.forks); f64
-always numpy (OpenVINO's MatMul computes f64 inputs in f32: its f64 output carries f32 accuracy). Why OpenVINO, measured on the 2-vCPU AMD EPYC (Zen 3,
-AVX2) development VM while other jobs shared it:
+always numpy (OpenVINO's MatMul computes f64 inputs in f32: its f64 output carries f32 accuracy). Why
+OpenVINO, measured on the 2-vCPU AMD EPYC (Zen 3, AVX2) development VM while other jobs shared it:
 - numpy's OpenBLAS keeps its worker threads spinning after each product; beside irgrid's OpenMP
   im2col threads on 2 cores that stalls: a 16-channel 32x32 DCN layer took 0.65 ms per call
   (median) with OPENBLAS_NUM_THREADS=1 and 0.9 ms with OpenVINO's MatMul, but 32 ms with numpy's

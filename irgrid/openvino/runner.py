@@ -69,7 +69,7 @@ class OpenVINOModel:
             self._compiled = core.compile_model(model, "CPU", config)
         except RuntimeError as exc:
             raise OpenVINOError(openvino_reason(exc)) from None
-        self.inputs = [(ModelInput(_input_names(port)[0], _input_names(port)),
+        self.inputs = [(ModelInput((names := _input_names(port))[0], names),
                         TensorInfo(_shape(port.get_partial_shape()), port.get_element_type().get_type_name()))
                        for port in self._compiled.inputs]
         self.outputs = _output_names(self._compiled.outputs)
