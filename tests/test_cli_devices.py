@@ -186,6 +186,14 @@ def test_corrupt_onnx_is_one_line(tmp_path, command):
     assert_one_line_error(proc, 2, "OpenVINOError", "not an ONNX model")
 
 
+def test_check_of_an_onnx_file_says_to_convert_it(tmp_path):
+    """`check` (and -d irgrid) read IR: an ONNX file is named as one, not as XML that is not well-formed."""
+    path = tmp_path / "model.onnx"
+    _gridsample_onnx(path, 2, "linear")
+    assert_one_line_error(run_cli("check", path, cwd=tmp_path), 2, "ParseError", "is an ONNX model",
+                          "irgrid convert")
+
+
 def test_input_file_given_as_the_model_is_one_line(tmp_path):
     """A common slip (`irgrid infer inputs.npz`): refused by irgrid, not left to OpenVINO's frontends."""
     path = ROOT_SAMPLES / "flow_warp" / "inputs.npz"

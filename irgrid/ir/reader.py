@@ -47,6 +47,9 @@ def read_ir(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = No
     try:
         tree = etree.parse(str(xml_path), _parser())
     except etree.XMLSyntaxError as exc:
+        if xml_path.suffix.lower() == ".onnx":  # infer takes one (through OpenVINO); check and -d irgrid read IR
+            raise ParseError(f"{xml_path} is an ONNX model, not OpenVINO IR: convert it with `irgrid convert` "
+                             "(or run it with `irgrid infer`, through OpenVINO)") from None
         raise ParseError(f"{xml_path} is not well-formed XML: {exc}") from None
     except OSError as exc:
         raise ParseError(f"cannot read {xml_path}: {exc}") from None
