@@ -134,4 +134,3 @@ def test_openmp_wait_defaults_before_libgomp_loads(given, expected, tmp_path):
     assert (policy, None if spin == "None" else spin) == expected
     # libgomp loads with the first kernel module, after `import irgrid` has set the variables
     assert (gomp_after_import, gomp_after_kernel) == ("False", "True")
-
