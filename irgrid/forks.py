@@ -8,7 +8,8 @@ waiting for is frozen in the child:
   run on one thread there (`threads.kernel_threads`, with a warning).
 - OpenVINO's CPU plugin (oneTBB) hung in 3-15% of children forked after it ran, in `compile_model` or
   `infer`, also without irgrid. The OpenVINO device refuses to run there (OpenVINOError), and the f32
-  GEMM of irgrid's convolutions, an OpenVINO MatMul, runs in numpy instead (`gemm.matmul`).
+  GEMM of irgrid's convolutions (an OpenVINO MatMul) and its f32 Convolution layers run in numpy
+  instead (`dense.on_openvino`).
 - A lock that another thread held at the fork stays held: every lock that serialises calls of an
   irgrid model (`fork_safe_lock`) is replaced by a fresh one in the child.
 - Destroying an OpenVINO compiled model inherited that way waited forever for the parent's stream

@@ -35,7 +35,7 @@ blocks), so a sampling tap reads a contiguous run of channels; a Cython deformab
 group), tile by tile (at most TILE_BYTES with its GEMM block; one tile is fastest), with
 non-temporal stores when the tile outgrows the caches and the GEMM is compute-bound
 (STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group
-(irgrid/gemm.py). Below FILTERS_FIRST output channels per group it is columns times the filters
+(irgrid/dense.py). Below FILTERS_FIRST output channels per group it is columns times the filters
 reordered to (K * C / group, oC / group), a (tile, oC / group) block that a blocked transpose writes
 into the output with the bias added; from there filters times columns transposed writes the output
 layout directly, the bias added inside the MatMul. The transposes run on one thread up to
@@ -60,7 +60,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import LayerAttributeError, ShapeError
-from ..gemm import matmul
+from ..dense import matmul
 from ..ir.attributes import Attr
 from ..ir.dims import format_shape
 from ..memory import allocate
