@@ -99,6 +99,32 @@ def test_dynamic_flow_warp(tmp_path, ov_run):
         _check_against_openvino(path, compiled, _inputs(height, width, seed), ov_run)
 
 
+def test_dynamic_flow_warp_specialises_per_input_shape(tmp_path, ov_run, monkeypatch):
+    """From the second call with one set of input shapes a dynamic model runs a plan compiled for
+    them, where the grid arithmetic folds (fewer steps); the results are those of the dynamic plan,
+    bit for bit, and agree with OpenVINO. Least recently used plans are dropped."""
+    from irgrid.runtime import compiled as compiled_module
+
+    monkeypatch.setattr(compiled_module, "SPECIALIZED_PLANS", 2)
+    path = save_ov(_flow_warp_model(None, None), tmp_path)
+    model = irgrid.compile_model(path)
+    sizes = [(9, 11), (20, 7), (5, 6)]
+    for height, width in sizes + sizes:
+        inputs = _inputs(height, width, height)
+        shapes = (inputs[0].shape, inputs[1].shape)
+        assert shapes not in model._plans  # new, or dropped: the first call runs the dynamic plan
+        first = [a.copy() for a in model(inputs).values()]
+        second = model(inputs)  # from here on, a plan for these shapes
+        plan = model._plans[shapes]
+        assert len(plan._steps) < len(model._steps)
+        for a, b in zip(first, second.values()):
+            assert np.array_equal(a, b)
+        _check_against_openvino(path, model, inputs, ov_run)
+    assert list(model._plans) == [((1, 3, h, w), (1, 2, h, w)) for h, w in sizes[1:]]
+    profiled, timings = model.infer_profiled(_inputs(5, 6, 5))
+    assert len(timings) == len(model._plans[((1, 3, 5, 6), (1, 2, 5, 6))]._steps)
+
+
 def _torch_modules():
     torch = pytest.importorskip("torch")
     functional = torch.nn.functional

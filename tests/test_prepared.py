@@ -25,6 +25,15 @@ from test_fusion import build_pair
 OPSET9 = {"nearest": "nearest", "linear": "bilinear", "cubic": "bicubic"}
 
 
+@pytest.fixture(autouse=True)
+def _dynamic_models_stay_generic(monkeypatch):
+    """Dynamic models here must keep running the op's `run` on every call, not a plan specialised to
+    the inputs' shapes (compiled.SPECIALIZE_AFTER), which would be the prepared path again."""
+    from irgrid.runtime import compiled
+
+    monkeypatch.setattr(compiled, "SPECIALIZE_AFTER", 2**62)
+
+
 def _rng(*key) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
