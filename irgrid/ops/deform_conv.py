@@ -115,8 +115,12 @@ class Geometry:
     pads_begin: tuple[int, ...]
     pads_end: tuple[int, ...]
 
-    def output_dims(self, in_dims: Sequence[int | None]) -> tuple[int | None, ...]:
-        """Output spatial dims; ShapeError (at the data, input 0) when one would not be positive."""
+    def output_dims(self, in_dims: Sequence[int | None], rounding: str = "floor") -> tuple[int | None, ...]:
+        """Output spatial dims; ShapeError (at the data, input 0) when one would not be positive.
+
+        rounding (OpenVINO's pooling `rounding_type`): `floor` keeps only windows that fit the padded
+        input; `ceil` adds one more where a window would run past it; `ceil_torch` then drops that
+        window when it would start past the input and pads_begin (torch's ceil_mode rule)."""
         dims = []
         for axis, length in enumerate(in_dims):
             if length is None:
@@ -127,7 +131,11 @@ class Geometry:
             if padded < span:
                 raise ShapeError(f"spatial axis {axis}: the dilated kernel ({span}) is larger than the padded "
                                  f"input ({padded}); the output size would not be positive", input=0)
-            dims.append((padded - span) // self.strides[axis] + 1)
+            stride = self.strides[axis]
+            count = (padded - span + (stride - 1 if rounding != "floor" else 0)) // stride + 1
+            if rounding == "ceil_torch" and (count - 1) * stride >= length + self.pads_begin[axis]:
+                count -= 1
+            dims.append(count)
         return tuple(dims)
 
 

@@ -1,0 +1,63 @@
+"""PReLU-1 (what nn.LeakyReLU and nn.PReLU convert to): x where x >= 0, else x * slope.
+
+The slope broadcasts as OpenVINO's reference does: a 1-D slope as long as data's channel dim (dim 1;
+dim 0 of 1-D data) applies per channel, any other slope broadcasts numpy-style against data, whose
+shape the output keeps (a slope of higher rank only with leading 1s). OpenVINO's shape inference
+accepts a slope that does not broadcast and its CPU plugin then fails; irgrid refuses it at the slope.
+Numeric types (not boolean), the slope in data's type; f16 is computed in f32 and rounded once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ShapeError
+from ...ir.dims import Shape, format_shape
+from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
+from ..common import array_infos, broadcast
+from .index_inputs import NUMERIC_TYPES
+
+
+def _slope_shape(data: Shape, slope: Shape) -> Shape:
+    """The slope's shape as it broadcasts against data (the per-channel rule applied)."""
+    if data is None or slope is None:
+        return None
+    channel = 1 if len(data) > 1 else 0
+    if len(slope) == 1 and data and slope[0] is not None and data[channel] == slope[0]:
+        return tuple(slope[0] if axis == channel else 1 for axis in range(len(data)))
+    return slope
+
+
+def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
+    data, slope = inputs
+    if data.element_type not in NUMERIC_TYPES:
+        raise ShapeError(f"PReLU takes numeric data, got {data.element_type}", input=0)
+    if slope.element_type != data.element_type:
+        raise ShapeError(f"slope is {slope.element_type} but data is {data.element_type}", input=1)
+    shape = _slope_shape(data.shape, slope.shape)
+    if shape is not None:
+        extra = len(shape) - len(data.shape)
+        try:
+            joint = broadcast(data.shape, shape[max(extra, 0):])
+        except ShapeError:
+            joint = None
+        if joint is None or any(d is not None and j != d for d, j in zip(data.shape, joint)) or \
+                any(d != 1 for d in shape[:max(extra, 0)]):
+            raise ShapeError(f"slope {format_shape(slope.shape)} does not broadcast to data "
+                             f"{format_shape(data.shape)}", input=1)
+    return [TensorInfo(data.shape, data.element_type)]
+
+
+def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+    x, slope = inputs
+    _infer(attrs, array_infos(inputs))
+    shape = _slope_shape(x.shape, slope.shape)
+    slope = slope.reshape(shape[max(len(shape) - x.ndim, 0):])
+    if x.dtype == np.float16:
+        x32 = x.astype(np.float32)
+        return [np.where(x32 < 0, x32 * slope.astype(np.float32), x32).astype(np.float16)]
+    with np.errstate(all="ignore"):
+        return [np.where(x < 0, x * slope, x).astype(x.dtype, copy=False)]
+
+
+register(OpSpec(type="PReLU", versions=("opset1",), inputs=(2, 2), attrs=(), infer=_infer, run=_run,
+                summary="x * slope below 0 (a 1-D slope of the channel count applies per channel)."))
