@@ -1,10 +1,11 @@
-"""Dense products of irgrid's runtime on OpenVINO's CPU plugin or numpy: the GEMM after the
-convolution layers' im2col (`matmul`), and whole f32 convolutions (`convolution`).
+"""irgrid's runtime's dense layers on OpenVINO's CPU plugin or numpy: the GEMM after the convolution
+layers' im2col (`matmul`), and whole f32 layers OpenVINO runs much faster than numpy can
+(`run_layer`: Convolution, MaxPool, AvgPool).
 
-Backend: for f32 a one-op OpenVINO model (MatMul or Convolution) compiled once per shapes and thread
-count by default, numpy (im2col + GEMM for convolutions) when `IRGRID_GEMM=numpy` or in a process
-forked after OpenVINO ran (irgrid.forks); f64 always numpy (OpenVINO's CPU plugin computes f64 inputs
-in f32: its f64 output carries f32 accuracy).
+Backend: for f32 a one-op OpenVINO model compiled once per shapes, attributes and thread count by
+default, numpy (im2col + GEMM for convolutions, irgrid's numpy glue for the others) when
+`IRGRID_GEMM=numpy` or in a process forked after OpenVINO ran (irgrid.forks); f64 always numpy
+(OpenVINO's CPU plugin computes f64 inputs in f32: its f64 output carries f32 accuracy).
 
 Why OpenVINO for the GEMM, measured on the 2-vCPU AMD EPYC (Zen 3, AVX2) development VM while other
 jobs shared it:
@@ -41,11 +42,17 @@ compiled model serves any filters. It gave the same bits at 1, 2 and 3 threads o
 and 3-D shapes whose output dims are all 2 or more, but not on 1-D convolutions and not on some whose
 output has a dim of 1 (7 of 120 and 4 of 300 random ones differed by an ulp at 1 thread against 2);
 those keep the im2col path (`convolution_on_openvino`), so results never depend on the thread count.
+
+Pooling (MaxPool-1/-8/-14, AvgPool-1/-14; Zen 4, 2 threads, f32, median ms): numpy took 121 against
+OpenVINO's 21 on a 2x2x2 stride-2 MaxPool of 1x16x64x96x112 (5.9x), 67 against 1.5 on a 3x3 stride-1
+one of 1x64x128x128 (44x), 0.10 against 0.035 on 1x8x22x22. irgrid's numpy pooling follows what the
+CPU plugin computes (irgrid/ops/glue/pooling.py), which runs it for f32.
 """
 from __future__ import annotations
 
 import os
 from functools import lru_cache, partial
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -76,7 +83,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int, *, trans
     if on_openvino(a, out):
         n = b.shape[0] if transpose_b else b.shape[1]
         compiled = _openvino_matmul(a.shape[0], a.shape[1], n, transpose_b, bias is not None, max(1, int(threads)))
-        return compiled([a, b] if bias is None else [a, b, bias.reshape(-1, 1)], out)
+        return compiled([a, b] if bias is None else [a, b, bias.reshape(-1, 1)], [out])[0]
     np.matmul(a, b.T if transpose_b else b, out=out)
     if bias is not None:
         out += bias[:, None]
@@ -84,17 +91,17 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int, *, trans
 
 
 def convolution_on_openvino(x: np.ndarray, w: np.ndarray, out_dims: tuple[int, ...]) -> bool:
-    """Whether `convolution` takes these arrays: f32 2-D and 3-D convolutions whose output dims are
-    all 2 or more, where OpenVINO's result does not depend on the thread count (module docstring)."""
+    """Whether a Convolution of these arrays runs on OpenVINO: f32 2-D and 3-D convolutions whose output
+    dims are all 2 or more, where OpenVINO's result does not depend on the thread count (module docstring)."""
     return on_openvino(x, w) and x.ndim >= 4 and min(out_dims) >= 2 and x.size > 0 and w.size > 0
 
 
-def convolution(x: np.ndarray, w: np.ndarray, strides: tuple[int, ...], pads_begin: tuple[int, ...],
-                pads_end: tuple[int, ...], dilations: tuple[int, ...], out: np.ndarray, threads: int) -> np.ndarray:
-    """out[...] = the convolution of x (N, C, *dims) with w (oC, C, *kernel) in f32 on OpenVINO's
-    Convolution, compiled once per shapes, geometry and thread count (see `convolution_on_openvino`)."""
-    compiled = _openvino_convolution(x.shape, w.shape, strides, pads_begin, pads_end, dilations, max(1, int(threads)))
-    return compiled([np.ascontiguousarray(x), np.ascontiguousarray(w)], out)
+def run_layer(build: Callable[..., list], settings: tuple, inputs: Sequence[np.ndarray], outs: Sequence[np.ndarray],
+              threads: int) -> list[np.ndarray]:
+    """outs[i][...] = output i of the one-op OpenVINO model `build(parameters, *settings)` on f32 inputs;
+    compiled once per (build, input shapes, settings, threads)."""
+    compiled = _compiled_layer(build, tuple(a.shape for a in inputs), settings, max(1, int(threads)))
+    return compiled([np.ascontiguousarray(a) for a in inputs], outs)
 
 
 class _OneOp:
@@ -107,23 +114,26 @@ class _OneOp:
         compiled = _core().compile_model(model, "CPU", {
             "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
         self.request = compiled.create_infer_request()
-        self.own_output = self.request.get_output_tensor(0)
+        self.own_outputs = [self.request.get_output_tensor(i) for i in range(len(compiled.outputs))]
         self.tensor = partial(ov.Tensor, shared_memory=True)
         self._lock = fork_safe_lock(self)
         marks.openvino = True
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray) -> np.ndarray:
-        """Runs on C-contiguous inputs; a C-contiguous out is the model's own output (no copy)."""
+    def __call__(self, inputs: list[np.ndarray], outs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Runs on C-contiguous inputs; each C-contiguous out is the model's own output (no copy)."""
+        direct = [i for i, out in enumerate(outs) if out.flags.c_contiguous]
         with self._lock:
-            if out.flags.c_contiguous:
-                self.request.set_output_tensor(0, self.tensor(out))
-                try:
-                    self.request.infer(inputs, share_inputs=True, share_outputs=True)
-                finally:  # the request must not keep the caller's array alive
-                    self.request.set_output_tensor(0, self.own_output)
-            else:
-                out[...] = self.request.infer(inputs, share_inputs=True, share_outputs=True)[0]
-        return out
+            for i in direct:
+                self.request.set_output_tensor(i, self.tensor(outs[i]))
+            try:
+                results = self.request.infer(inputs, share_inputs=True, share_outputs=True)
+                for i, out in enumerate(outs):
+                    if i not in direct:
+                        out[...] = results[i]
+            finally:  # the request must not keep the caller's arrays alive
+                for i in direct:
+                    self.request.set_output_tensor(i, self.own_outputs[i])
+        return list(outs)
 
 
 @lru_cache(maxsize=1)
@@ -150,14 +160,11 @@ def _openvino_matmul(m: int, k: int, n: int, transpose_b: bool, has_bias: bool, 
 
 
 @lru_cache(maxsize=64)
-def _openvino_convolution(x_shape: tuple[int, ...], w_shape: tuple[int, ...], strides: tuple[int, ...],
-                          pads_begin: tuple[int, ...], pads_end: tuple[int, ...], dilations: tuple[int, ...],
-                          threads: int) -> _OneOp:
-    """One compiled Convolution per (shapes, geometry, threads), its filters a Parameter; the 64 most
-    recently used are kept."""
+def _compiled_layer(build: Callable[..., list], shapes: tuple[tuple[int, ...], ...], settings: tuple,
+                    threads: int) -> _OneOp:
+    """One compiled model per (build, input shapes, settings, threads); the 64 most recently used are kept."""
     import openvino as ov
     import openvino.opset13 as ops
 
-    data, filters = ops.parameter(list(x_shape), ov.Type.f32), ops.parameter(list(w_shape), ov.Type.f32)
-    product = ops.convolution(data, filters, list(strides), list(pads_begin), list(pads_end), list(dilations))
-    return _OneOp(ov.Model([product], [data, filters], "irgrid_convolution"), threads)
+    parameters = [ops.parameter(list(shape), ov.Type.f32) for shape in shapes]
+    return _OneOp(ov.Model(build(parameters, *settings), parameters, f"irgrid_{build.__name__}"), threads)

@@ -41,6 +41,9 @@ class RunContext:
 
     threads: int
     out: Sequence[np.ndarray | None] = ()  # preallocated outputs, where the executor has them
+    # Which outputs anything reads (empty: all of them); a run function may return None for the others
+    # (MaxPool's indices cost OpenVINO's plugin 400x its values: irgrid/ops/glue/pooling.py).
+    needed: Sequence[bool] = ()
 
 
 Attrs = Mapping[str, Any]
@@ -75,6 +78,7 @@ class OpSpec:
     native: bool = True
     outputs: int = 1
     kernel: bool = False  # True when a Cython kernel runs it (README table)
+    engine: str = ""  # the README table's engine when not "Cython"/"numpy" by `kernel`
     fold: FoldFn | None = None  # a value known from input shapes alone (ShapeOf)
     prepare: PrepareFn | None = None  # a run function for static input shapes (see above)
     # ops whose number of outputs varies: that number for these attributes and inputs, checked against
@@ -136,5 +140,5 @@ def all_specs() -> list[OpSpec]:
 def support_table() -> list[tuple[str, str, str, str]]:
     """(type, versions, engine, summary) per operator: the README's table and `irgrid ops`."""
     specs = sorted(all_specs(), key=lambda spec: not spec.kernel)  # grid operators first
-    return [(spec.type, ", ".join(spec.versions), "Cython" if spec.kernel else "numpy", spec.summary)
+    return [(spec.type, ", ".join(spec.versions), spec.engine or ("Cython" if spec.kernel else "numpy"), spec.summary)
             for spec in specs]

@@ -60,9 +60,9 @@ def test_f32_runs_openvinos_convolution(rank, auto_pad, strides, dilations, tmp_
     w = rng.standard_normal((5, 6, *(3,) * rank)).astype(np.float32)
     path = _ov_conv(tmp_path, x.shape, w, strides, [1] * rank, [0] * rank, dilations, auto_pad)
     (want,) = ov_run(path, [x])
-    before = dense._openvino_convolution.cache_info().misses
+    before = dense._compiled_layer.cache_info().misses
     got = _output(_run(path, x))
-    assert dense._openvino_convolution.cache_info().misses == before + 1  # it ran on OpenVINO
+    assert dense._compiled_layer.cache_info().misses == before + 1  # it ran on OpenVINO
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     with pytest.MonkeyPatch.context() as patch:  # the im2col path agrees to rounding
         patch.setenv("IRGRID_GEMM", "numpy")
@@ -78,9 +78,9 @@ def test_results_do_not_depend_on_the_thread_count(tmp_path, ov_run):
         x_shape, w, strides, pads_begin, pads_end, dilations = _random_case(rng, 1 + case % 3)
         path = _ov_conv(tmp_path, x_shape, w, strides, pads_begin, pads_end, dilations, name=f"c{case}")
         x = rng.standard_normal(x_shape).astype(np.float32)
-        before = dense._openvino_convolution.cache_info().misses
+        before = dense._compiled_layer.cache_info().misses
         one, two = _output(_run(path, x, threads=1)), _output(_run(path, x, threads=2))
-        on_openvino = dense._openvino_convolution.cache_info().misses > before
+        on_openvino = dense._compiled_layer.cache_info().misses > before
         took_openvino += on_openvino
         took_im2col += not on_openvino
         assert np.array_equal(one, two), (x_shape, w.shape, strides, pads_begin, pads_end, dilations)
@@ -95,9 +95,9 @@ def test_one_dim_and_unit_output_dims_take_the_im2col_path(tmp_path):
         w = np.random.default_rng(0).standard_normal(w_shape).astype(np.float32)
         path = _ov_conv(tmp_path, x_shape, w, strides, *pads, dilations)
         x = np.random.default_rng(1).standard_normal(x_shape).astype(np.float32)
-        before = dense._openvino_convolution.cache_info().misses
+        before = dense._compiled_layer.cache_info().misses
         assert np.array_equal(_output(_run(path, x, threads=1)), _output(_run(path, x, threads=2)))
-        assert dense._openvino_convolution.cache_info().misses == before
+        assert dense._compiled_layer.cache_info().misses == before
 
 
 @pytest.mark.parametrize("rank", [2, 3])

@@ -1,5 +1,8 @@
 """MaxPool-1/-8/-14, AvgPool-1/-14, AdaptiveAvgPool-8, AdaptiveMaxPool-8 and PReLU-1.
 
+f32 MaxPool and AvgPool run on OpenVINO's own layers (irgrid/dense.py), the rest in numpy; the
+`backend` fixture runs the pooling tests both ways (IRGRID_GEMM=numpy forces numpy).
+
 Oracles: OpenVINO's CPU plugin on saved IRs at f32 (max-pool values and all indices exactly equal;
 averages and PReLU rtol 1e-6, atol 1e-6), onnx.reference for f64 (1e-12 relative: OpenVINO computes
 f64 in f32), torch where neither settles it (ceil_torch, AdaptiveMaxPool's i64 indices, which the CPU
@@ -21,6 +24,12 @@ from irgrid.inference import infer_model
 from oracles import assert_same, rng, run_both, save_ov
 
 MEAN = dict(rtol=1e-6, atol=1e-6)
+
+
+@pytest.fixture(params=["openvino", "numpy"])
+def backend(request, monkeypatch) -> str:
+    monkeypatch.setenv("IRGRID_GEMM", request.param)
+    return request.param
 
 
 def _data(shape, dtype=np.float32, seed=0) -> np.ndarray:
@@ -57,7 +66,7 @@ IDS = [f"{len(w[0])}d-{w[6]}-{w[7]}-{i}" for i, w in enumerate(WINDOWS)]
 
 @pytest.mark.parametrize("version", [1, 8, 14])
 @pytest.mark.parametrize("window", WINDOWS, ids=IDS)
-def test_max_pool(window, version, tmp_path, ov_run):
+def test_max_pool(window, version, tmp_path, ov_run, backend):
     """Ranks 1-3 of spatial dims, strides, dilations (-8, -14), pads, auto_pad, floor/ceil, both outputs:
     values and i64 indices exactly as the CPU plugin's (ceil windows running past the padded input)."""
     spatial, kernel, strides, dilations, begin, end, auto_pad, rounding = window
@@ -76,7 +85,7 @@ def test_max_pool(window, version, tmp_path, ov_run):
 
 @pytest.mark.parametrize("index_type", ["i32", "i64"])
 @pytest.mark.parametrize("axis", [0, 1, 2, 3, -1, -3])
-def test_max_pool_indices_axis(axis, index_type, tmp_path, ov_run):
+def test_max_pool_indices_axis(axis, index_type, tmp_path, ov_run, backend):
     """Indices are flat positions in data.shape[axis:], of index_element_type; windows all in padding
     give the lowest value and index 0 of their channel."""
     x = _data((2, 3, 5, 6), seed=1)
@@ -85,6 +94,44 @@ def test_max_pool_indices_axis(axis, index_type, tmp_path, ov_run):
     expected, got = run_both(_model(build, x), [x], tmp_path, ov_run)
     assert got[1].dtype == np.dtype(index_type.replace("i", "int"))
     assert_same(expected, got)
+
+
+@pytest.mark.parametrize("version", [8, 14])
+def test_max_pool_indices_nothing_reads(version, tmp_path, ov_run, backend, monkeypatch):
+    """MaxPool-8/-14 whose indices no layer reads (as torch's nn.MaxPool2d converts): the values are the
+    CPU plugin's, and the indices are not computed (on OpenVINO its plugin takes 400x as long for them)."""
+    from irgrid.ops.glue import pooling
+
+    calls, original = [], pooling.run_layer
+    monkeypatch.setattr(pooling, "run_layer", lambda *args: calls.append(args) or original(*args))
+    x = _data((2, 3, 9, 8), seed=4)
+    p = o14.parameter(list(x.shape), np.float32, name="x")
+    node = (o8 if version == 8 else o14).max_pool(p, [2, 2], [1, 1], [1, 0], [0, 1], [3, 2], "ceil")
+    result = o14.result(node.output(0))
+    result.output(0).get_tensor().set_names({"y0"})
+    expected, got = run_both(ov.Model([result], [p], "pool"), [x], tmp_path, ov_run)
+    assert_same(expected, got)
+    assert [len(args[3]) for args in calls] == ([1] if backend == "openvino" else [])
+
+
+def test_results_do_not_depend_on_the_thread_count(tmp_path, backend):
+    """Random MaxPool (values and indices) and AvgPool windows, 1 and 2 threads: the same bits."""
+    generator = np.random.default_rng(7)
+    for case in range(24):
+        rank = 1 + case % 3
+        kernel = [int(generator.integers(1, 4)) for _ in range(rank)]
+        spatial = [int(generator.integers(k, k + 9)) for k in kernel]
+        strides = [int(generator.integers(1, 3)) for _ in range(rank)]
+        pads = [int(generator.integers(0, k)) for k in kernel]
+        x = _data((int(generator.integers(1, 3)), int(generator.choice([1, 3, 16])), *spatial), seed=case)
+        if case % 2:
+            build = lambda p: o14.max_pool(p, strides, [1] * rank, pads, pads, kernel, "ceil")  # noqa: E731
+        else:
+            build = lambda p: o14.avg_pool(p, strides, pads, pads, kernel, bool(case % 4), "ceil")  # noqa: E731
+        path = save_ov(_model(build, x), tmp_path, f"m{case}")
+        one, two = (irgrid.compile_model(path, threads=n)({"x": x}) for n in (1, 2))
+        for a, b in zip(one.values(), two.values()):
+            assert np.array_equal(a, b, equal_nan=True), (case, kernel, spatial, strides, pads)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint8, np.float16])
@@ -100,7 +147,7 @@ def test_max_pool_types(dtype, tmp_path, ov_run):
     assert_same(expected, got)
 
 
-def test_max_pool_nan_and_inf(tmp_path, ov_run):
+def test_max_pool_nan_and_inf(tmp_path, ov_run, backend):
     """NaN and -inf are never taken (a window of only those gives the lowest finite value); +inf is."""
     x = np.array([[[-np.inf, -np.inf, np.nan, 1, 2, np.nan, np.nan, np.nan, -np.inf, 3, np.inf, 0]]], np.float32)
     build = lambda p: o14.max_pool(p, [2], [1], [1], [1], [2])  # noqa: E731
@@ -109,15 +156,18 @@ def test_max_pool_nan_and_inf(tmp_path, ov_run):
     assert got[0][0, 0, 0] == np.finfo(np.float32).min
 
 
+AVG_CASES = [(window, exclude_pad) for window in WINDOWS for exclude_pad in (True, False)
+             if not (exclude_pad and window[6] == "explicit"  # OpenVINO refuses pads of the kernel's size there
+                     and any(b >= k or e >= k for b, e, k in zip(window[4], window[5], window[1])))]
+
+
 @pytest.mark.parametrize("version", [1, 14])
-@pytest.mark.parametrize("exclude_pad", [True, False], ids=["exclude-pad", "include-pad"])
-@pytest.mark.parametrize("window", WINDOWS, ids=IDS)
-def test_avg_pool(window, exclude_pad, version, tmp_path, ov_run):
+@pytest.mark.parametrize("window, exclude_pad", AVG_CASES,
+                         ids=[f"{IDS[WINDOWS.index(w)]}-{'exclude' if e else 'include'}-pad" for w, e in AVG_CASES])
+def test_avg_pool(window, exclude_pad, version, tmp_path, ov_run, backend):
     """Divisors as the CPU plugin's: the real elements with exclude-pad or no padding, else the whole
     kernel (also where ceil rounding runs a window past the padded input)."""
     spatial, kernel, strides, _, begin, end, auto_pad, rounding = window
-    if exclude_pad and auto_pad == "explicit" and any(b >= k or e >= k for b, e, k in zip(begin, end, kernel)):
-        pytest.skip("OpenVINO refuses pads of the kernel's size with exclude-pad")
     x = _data((2, 3, *spatial), seed=3)
     build = lambda p: (o1 if version == 1 else o14).avg_pool(  # noqa: E731
         p, strides, begin, end, kernel, exclude_pad, rounding, auto_pad)
@@ -126,7 +176,7 @@ def test_avg_pool(window, exclude_pad, version, tmp_path, ov_run):
     np.testing.assert_allclose(got[0], expected[0], **MEAN)
 
 
-def test_avg_pool_divisor_past_the_padded_input(tmp_path, ov_run):
+def test_avg_pool_divisor_past_the_padded_input(tmp_path, ov_run, backend):
     """The case where OpenVINO and torch differ: include-pad, pads, ceil: the last window [5, 8) of a
     padded [-1, 7) input is divided by the kernel size 3 (torch divides by 2)."""
     x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)

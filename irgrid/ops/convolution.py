@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dense import convolution, convolution_on_openvino
+from ..dense import convolution_on_openvino, run_layer
 from ..errors import ShapeError
 from ..ir.dims import format_shape
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
@@ -42,12 +42,20 @@ def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
     out_dims = geometry.output_dims(data.shape[2:])
     if convolution_on_openvino(data, filters, out_dims):
         out = output_buffer(ctx.out, 0, (data.shape[0], filters.shape[0], *out_dims), data.dtype)
-        return [convolution(data, filters, geometry.strides, geometry.pads_begin, geometry.pads_end,
-                            geometry.dilations, out, ctx.threads)]
+        return run_layer(_openvino_convolution, (geometry,), inputs, [out], ctx.threads)
     return [convolve(data, filters, geometry, threads=ctx.threads, out=ctx.out)]
 
 
+def _openvino_convolution(parameters: list, geometry: Geometry) -> list:
+    """OpenVINO's own Convolution, the filters a Parameter (irgrid/dense.py: as fast, the same bits)."""
+    import openvino.opset1 as ops
+
+    data, filters = parameters
+    return [ops.convolution(data, filters, list(geometry.strides), list(geometry.pads_begin), list(geometry.pads_end),
+                            list(geometry.dilations))]
+
+
 register(OpSpec(
-    type="Convolution", versions=("opset1",), inputs=(2, 2), native=True, kernel=True,
+    type="Convolution", versions=("opset1",), inputs=(2, 2), native=True, kernel=True, engine="OpenVINO f32, Cython",
     attrs=OPENVINO_CONV_ATTRS, infer=lambda attrs, inputs: [_checked(attrs, inputs)[0]], run=_run,
     summary="Convolution-1, any rank; f32 2-D/3-D on OpenVINO's Convolution, else im2col + GEMM."))

@@ -156,6 +156,8 @@ class CompiledModel:
         for i, step in enumerate(steps):
             for key in step.inputs:
                 last_use[key] = i
+        for step in steps:
+            step.ctx.needed = [key in last_use or key in returned for key in step.keys]
         for key, i in last_use.items():
             # The last step releases nothing: the call returns right after it.
             if key not in returned and key not in self._constants and i < len(steps) - 1:

@@ -18,11 +18,14 @@ from ..ir.model import Model
 from ..registry import TensorInfo
 from .fusion import FUSED_KERNEL, FusionPlan
 
-# The Cython entry point each kernel operator runs (other operators run numpy code).
+# The Cython entry point each kernel operator runs, and the layers that run f32 on a one-op OpenVINO
+# model (irgrid/dense.py); other operators run numpy code.
 _DEFORM = "deform_columns.deformable_columns + GEMM"
 KERNELS = {"GridSample": "sampling.SamplePlan", "AffineGrid": "affine_grid_kernel.affine_grid",
            "ExperimentalDetectronPriorGridGenerator": "prior_boxes.prior_grid",
-           "DeformableConvolution": _DEFORM, "DeformConv": _DEFORM, "Convolution": _DEFORM}
+           "DeformableConvolution": _DEFORM, "DeformConv": _DEFORM,
+           "Convolution": f"OpenVINO Convolution (f32 2-D/3-D), else {_DEFORM}",
+           "MaxPool": "OpenVINO MaxPool (f32), else numpy", "AvgPool": "OpenVINO AvgPool (f32), else numpy"}
 
 
 def step_kernel(step) -> str:
