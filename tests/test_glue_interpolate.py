@@ -67,8 +67,6 @@ def _against_cpu(tmp_path, ov_run, shape, target, axes, attrs, version=11, dtype
 # (shape, sizes or scales, axes): 3-D/4-D/5-D, up and down, axes subsets (None: every axis), N/C included
 CASES = [
     ((2, 5, 7), "sizes", [11], [2]),
-    ((2, 5, 7), "scales", [0.5, 2.0], [1, 2]),
-    ((1, 3, 6, 7), "sizes", [3, 13], [2, 3]),
     ((1, 3, 6, 7), "scales", [1.5, 0.75], [3, 2]),
     ((2, 3, 6, 7), "sizes", [2, 4, 12, 5], None),
     ((1, 2, 4, 5, 6), "scales", [2.0, 2.0, 2.0], [2, 3, 4]),
@@ -130,8 +128,7 @@ ONNX_CASES = [  # mode, ONNX mode, coordinate mode, nearest mode (ONNX has no `s
 
 @pytest.mark.parametrize("mode, onnx_mode, ctm, nearest", ONNX_CASES)
 @pytest.mark.parametrize("shape, calc, target, axes", [((2, 5, 8), "scales", [2.0, 0.5], [1, 2]),
-                                                      ((1, 2, 4, 5, 6), "sizes", [7, 3, 11], [2, 3, 4]),
-                                                      ((1, 3, 6, 7), "sizes", [2, 4, 9], [1, 2, 3])])
+                                                      ((1, 2, 4, 5, 6), "sizes", [7, 3, 11], [2, 3, 4])])
 def test_f64_against_onnx_reference(mode, onnx_mode, ctm, nearest, shape, calc, target, axes, tmp_path):
     """irgrid keeps f64 data in f64 (coordinates too); ONNX Resize of the same modes (exclude_outside 0,
     cubic_coeff_a -0.625: an f32 attribute in ONNX, f64 in the IR, so one both hold exactly) to 1e-12 relative."""
