@@ -47,7 +47,14 @@ def open_model(path: str | os.PathLike, device: str = "auto",
         bind_layer(blocking[0].layer)  # raises that problem as its own error type
     if not problems:
         shapes = name_single_input(shapes or {}, [p.name for p in model.parameters]) or None
-        return CompiledModel(model, shapes, threads), "irgrid (supports every layer)"
+        try:
+            return CompiledModel(model, shapes, threads), "irgrid (supports every layer)"
+        except UnsupportedLayerError as exc:  # a variant of a supported layer (Interpolate antialias=true)
+            if device == "irgrid":
+                raise
+            return _openvino(path, shapes, threads, profile), \
+                f"openvino (CPU plugin, irgrid extension): irgrid lacks a variant of " \
+                f"{exc.layer.type}-{exc.layer.version} ({exc.reason})"
     lacking = sorted({f"{p.layer.type}-{p.layer.version}" for p in problems})
     return _openvino(path, shapes, threads, profile), \
         f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
