@@ -1,7 +1,7 @@
 """Which runtime runs a model: irgrid's own, or OpenVINO's CPU plugin with irgrid's extension.
 
 `auto` (the CLI's default, as benchmark_app's `-d`) runs irgrid's runtime when irgrid supports every
-layer, and otherwise OpenVINO, which runs the layers irgrid lacks (Convolution, MaxPool, ...) while
+layer, and otherwise OpenVINO, which runs the layers irgrid lacks (GroupConvolution, MVN, ...) while
 irgrid's extension runs the variants OpenVINO lacks. ONNX files always go through OpenVINO's
 frontend with irgrid's conversion rules.
 """

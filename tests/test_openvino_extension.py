@@ -99,7 +99,7 @@ def test_without_conversion_rules_openvino_refuses(tmp_path):
 
 
 def _mixed_model():
-    """Convolution, Relu and MaxPool (native) around an irgrid1 3-D cubic GridSample whose grid comes
+    """Convolution, Relu and MVN (native; irgrid lacks MVN) around an irgrid1 3-D cubic GridSample whose grid comes
     from a MatMul: the layers OpenVINO runs and the one only irgrid has, in one graph."""
     rng = np.random.default_rng(7)
     vol = ops.parameter([1, 2, 5, 6, 7], np.float32, name="volume")
@@ -110,11 +110,11 @@ def _mixed_model():
     grid = ops.matmul(coords, mixing, False, False)
     sampled = iov.op_class("GridSample", "irgrid1")([features.output(0), grid.output(0)], mode="cubic",
                                                      padding_mode="zeros", align_corners=False)
-    pooled = ops.max_pool(sampled.output(0), [1, 1, 2], [1, 1, 1], [0, 0, 0], [0, 0, 0], [1, 1, 2])
-    pooled.output(0).get_tensor().set_names({"pooled"})
+    normalised = ops.mvn(sampled.output(0), ops.constant(np.array([2, 3, 4], np.int64)), True, 1e-5, "inside_sqrt")
+    normalised.output(0).get_tensor().set_names({"normalised"})
     feeds = {"volume": rng.standard_normal((1, 2, 5, 6, 7)).astype(np.float32),
              "coords": rng.uniform(-1.1, 1.1, (1, 4, 4, 6, 3)).astype(np.float32)}
-    return ov.Model([ops.result(pooled.output(0))], [vol, coords], "mixed"), feeds, (vol, coords, features,
+    return ov.Model([ops.result(normalised.output(0))], [vol, coords], "mixed"), feeds, (vol, coords, features,
                                                                                       grid, weights, mixing)
 
 
@@ -134,13 +134,13 @@ def _mixed_reference(feeds):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
     sampled = ReferenceEvaluator(model).run(None, {"X": feats.astype(np.float64), "grid": grid_values.astype(np.float64)})[0]
     x = ops.parameter(list(sampled.shape), np.float32, name="x")
-    pool = ops.max_pool(x, [1, 1, 2], [1, 1, 1], [0, 0, 0], [0, 0, 0], [1, 1, 2])
-    return core.compile_model(ov.Model([ops.result(pool.output(0))], [x]), "CPU", F32)([sampled.astype(np.float32)])[0]
+    mvn = ops.mvn(x, ops.constant(np.array([2, 3, 4], np.int64)), True, 1e-5, "inside_sqrt")
+    return core.compile_model(ov.Model([ops.result(mvn.output(0))], [x]), "CPU", F32)([sampled.astype(np.float32)])[0]
 
 
 def test_mixed_native_and_irgrid_layers(tmp_path):
     """Runs in OpenVINO (read back from IR with the extension) and through `irgrid infer -d auto`,
-    which must choose OpenVINO because irgrid lacks MaxPool."""
+    which must choose OpenVINO because irgrid lacks MVN."""
     from irgrid.devices import open_model
 
     model, feeds, _ = _mixed_model()
@@ -149,8 +149,8 @@ def test_mixed_native_and_irgrid_layers(tmp_path):
     out = _ov_core().compile_model(str(path), "CPU", F32)(feeds)[0]
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
     runner, why = open_model(path, "auto")
-    assert why.startswith("openvino") and "MaxPool-opset8" in why
-    np.testing.assert_allclose(runner(feeds)["pooled"], expected, rtol=1e-5, atol=1e-5)
+    assert why.startswith("openvino") and "MVN-opset6" in why
+    np.testing.assert_allclose(runner(feeds)["normalised"], expected, rtol=1e-5, atol=1e-5)
     np.save(tmp_path / "volume.npy", feeds["volume"])
     np.save(tmp_path / "coords.npy", feeds["coords"])
 
