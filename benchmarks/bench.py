@@ -132,7 +132,62 @@ def _cases(quick: bool) -> list[dict]:
             cases.append(dict(case, name=f"{case['name']}/{grid_kind}", kind="grid_sample", grid_kind=grid_kind))
     cases.append(dict(name="grid_sample/tiny", kind="grid_sample", mode="bilinear", grid_kind="smooth",
                       x=(1, 1, 4, 4), grid=(1, 2, 2, 2), peers=gs2 + ext + ("irgrid_kernel",)))
-    return cases + _deform_cases(quick) + _affine_cases(quick)
+    return cases + _deform_cases(quick) + _affine_cases(quick) + _network_cases(quick)
+
+
+def _network_cases(quick: bool) -> list[dict]:
+    """A whole registration network (`_registration_unet`): irgrid's runtime against OpenVINO running
+    the same IR with irgrid's extension (OpenVINO alone has no 3-D GridSample)."""
+    side = 16 if quick else 64
+    return [dict(name="network/registration_unet", kind="network", x=(1, 1, side, side, side),
+                 peers=("irgrid", "openvino_ext"))]
+
+
+def _registration_unet(case: dict):
+    """A VoxelMorph-style U-Net as OpenVINO converts it from PyTorch: 3x3x3 Convolutions with bias Adds
+    and PReLU (LeakyReLU 0.2), MaxPool-14 (indices unused), nearest Interpolate-11 (x2) and skip
+    Concats, a 3-channel flow head, then a trilinear GridSample irgrid1 (align_corners) of `moving`
+    at an identity grid plus the flow: the layers of real registration networks, at (16, 32, 32, 32,
+    32, 16) channels."""
+    import openvino as ov
+    import openvino.opset11 as ops11
+    import openvino.opset14 as ops
+
+    import irgrid.openvino as iov
+
+    rng = np.random.default_rng(SEED + 2)
+    side = case["x"][2]
+    moving, fixed = (ops.parameter(list(case["x"]), np.float32, name=name) for name in ("moving", "fixed"))
+    slope = ops.constant(np.array([0.2], np.float32))
+    axes = ops.constant(np.array([2, 3, 4], np.int64))
+
+    def conv(x, c_in, c_out, act=True, gain=1.0):
+        w = rng.normal(0, gain * np.sqrt(2 / (27 * c_in)), (c_out, c_in, 3, 3, 3)).astype(np.float32)
+        b = rng.normal(0, 0.01, (1, c_out, 1, 1, 1)).astype(np.float32)
+        y = ops.add(ops.convolution(x, ops.constant(w), [1] * 3, [1] * 3, [1] * 3, [1] * 3), ops.constant(b))
+        return ops.prelu(y, slope) if act else y
+
+    def pool(x):
+        return ops.max_pool(x, [2] * 3, [1] * 3, [0] * 3, [0] * 3, [2] * 3).output(0)
+
+    def up(x):
+        return ops11.interpolate(x, ops.constant(np.array([2, 2, 2], np.float32)), "nearest", "scales", axes=axes,
+                                 coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+
+    a = conv(ops.concat([moving, fixed], 1), 2, 16)
+    b = conv(pool(a), 16, 32)
+    c = conv(pool(b), 32, 32)
+    u = conv(ops.concat([up(c), b], 1), 64, 32)
+    u = conv(ops.concat([up(u), a], 1), 48, 16)
+    flow = conv(u, 16, 3, act=False, gain=0.1)  # voxels, (z, y, x)
+    identity = np.stack(np.meshgrid(*[np.linspace(-1, 1, side, dtype=np.float32)] * 3, indexing="ij")[::-1], -1)
+    offsets = ops.gather(ops.transpose(flow, ops.constant(np.array([0, 2, 3, 4, 1], np.int64))),
+                         ops.constant(np.array([2, 1, 0], np.int64)), ops.constant(np.int64(4)))
+    grid = ops.add(ops.constant(identity[None]), ops.multiply(offsets, ops.constant(np.float32(2 / (side - 1)))))
+    warped = iov.op_class("GridSample", "irgrid1")([moving.output(0), grid.output(0)], mode="linear", padding_mode="zeros",
+                                                   align_corners=True)
+    warped.output(0).get_tensor().set_names({"Y"})
+    return ov.Model([ops.result(warped.output(0))], [moving, fixed], "registration_unet")
 
 
 # AffineGrid alone, and AffineGrid -> GridSample (a spatial transformer). irgrid runs an IR with
@@ -307,6 +362,8 @@ def _inputs(case: dict) -> dict[str, np.ndarray]:
         # The op reads only the shapes of these two.
         return {"feature_map": np.zeros(case["featmap"], np.float32), "image": np.zeros(case["image"], np.float32)}
     x = rng.uniform(-1, 1, case["x"]).astype(np.float32)
+    if case["kind"] == "network":
+        return {"moving": x, "fixed": rng.uniform(-1, 1, case["x"]).astype(np.float32)}
     if case["kind"] == "deform_conv":
         shapes = _deform_shapes(case)
         inputs = {"X": x, "offset": rng.normal(0, 2, shapes["offset"]).astype(np.float32)}
@@ -347,6 +404,11 @@ def _write_ir(case: dict, path: Path, owned: bool = False) -> None:
     irgrid1 in every rank (what OpenVINO runs through irgrid's extension)."""
     from irgrid.builder import IRBuilder
 
+    if case["kind"] == "network":
+        import openvino as ov
+
+        ov.save_model(_registration_unet(case), str(path), compress_to_fp16=False)
+        return
     b = IRBuilder(case["name"].replace("/", "_"))
     if case["kind"] in AFFINE_KINDS:
         theta = b.parameter("theta", case["theta"])
@@ -832,6 +894,9 @@ def _shape(shape) -> str:
 
 
 def _describe(case: dict) -> str:
+    if case["kind"] == "network":
+        return (f"moving, fixed {_shape(case['x'])}: 6 Conv3d (16-32 channels) + PReLU, MaxPool, Interpolate, "
+                f"Concat, trilinear GridSample")
     if case["kind"] == "deform_conv":
         return (f"X {_shape(case['x'])}, W {_shape(case['w'])}, pads 1, "
                 f"{'with' if case['mask'] else 'no'} mask")

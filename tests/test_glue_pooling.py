@@ -328,6 +328,21 @@ def test_prelu(data_shape, slope_shape, tmp_path, ov_run):
     assert got[0].shape == data_shape
 
 
+@pytest.mark.parametrize("slopes", [(0.0, 0.2, 1.0), (1.0, 1.5, 3.0), (-0.5, 0.2, 1.5)],
+                         ids=["in-0-1", "from-1", "mixed"])
+def test_prelu_special_values(slopes, tmp_path, ov_run):
+    """NaN, +-inf, +-0.0 and the largest floats, per-channel slopes in [0, 1], from 1 up, and of both
+    kinds (irgrid computes each set its own way): bit for bit the CPU plugin's. (torch's prelu gives
+    slope * x at x = -0.0, so +0.0 for a negative slope; OpenVINO's spec keeps x for x >= 0.)"""
+    special = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, -1.0, 1.0, -3.4e38, 3.4e38, -1e-45, 2.5, -7.25],
+                       np.float32)
+    x = np.stack([special * k for k in (1, -1, 0.5)])[None]  # (1, 3, 12)
+    p = o14.parameter(list(x.shape), np.float32, name="x")
+    model = ov.Model([o14.result(o1.prelu(p, o14.constant(np.array(slopes, np.float32))))], [p], "prelu")
+    expected, got = run_both(model, [x], tmp_path, ov_run)
+    assert got[0].tobytes() == expected[0].tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.float16, np.float64])
 def test_prelu_types_and_leaky_relu(dtype, tmp_path, ov_run):
     """Integer, f16 and f64 data; f64 against torch's leaky_relu to 1e-12 (the CPU plugin computes f32)."""

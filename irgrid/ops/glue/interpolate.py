@@ -174,7 +174,9 @@ def interpolate(attrs: Attrs, x: np.ndarray, plan: _Plan) -> np.ndarray:
     scales = (dict(zip(plan.axes, plan.scales)) if plan.scales is not None else
               {axis: float(t(n) / t(m)) if m else 1.0 for axis, (m, n) in lengths.items()})
     result = x if nearest else x.astype(dtype)
-    for axis in sorted(plan.axes, key=lambda a: lengths[a][1] / max(lengths[a][0], 1)):  # shrink first
+    # Shrink first; among equal ratios the last axis first, whose gather (element by element, where the
+    # others copy rows) then runs on the smallest array: nearest x2 of 1x32x32x32x32 7.9 ms against 25.8.
+    for axis in sorted(plan.axes, key=lambda a: (lengths[a][1] / max(lengths[a][0], 1), -a)):
         in_len, out_len = lengths[axis]
         if out_len == in_len:  # the coordinates are the identity then, in every mode
             continue
