@@ -293,7 +293,10 @@ def test_gather_v8_integer_data_and_scalar_index(tmp_path, ov_run):
 # ---------------------------------------------------------------------------------------------
 
 BROADCAST_SHAPES = [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((2, 1, 4), (3, 1)), ((1,), (2, 3)),
-                    ((5, 1, 1, 3), (1, 4, 2, 1)), ((), (2, 2))]
+                    ((5, 1, 1, 3), (1, 4, 2, 1)), ((), (2, 2)),
+                    # a grid's short last dim, the other operand along it only or one value: long rows
+                    ((2, 16, 8, 3), (1, 1, 1, 3)), ((3,), (4, 8, 8, 3)), ((2, 16, 8, 2), ()),
+                    ((2, 16, 8, 3), (2, 16, 8, 1))]
 
 
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
