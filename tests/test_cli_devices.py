@@ -54,6 +54,38 @@ def _lacking(path) -> list[str]:
                    if (layer.type, layer.version) not in known})
 
 
+def _conv_warp(tmp_path, dtype, name):
+    """A Convolution predicting a 2-D flow-like grid that an irgrid1 GridSample samples the image at."""
+    image = ops.parameter([1, 2, 9, 11], dtype, name="image")
+    weights = ov.op.Constant(np.random.default_rng(3).uniform(-0.3, 0.3, (2, 2, 3, 3)).astype(dtype))
+    grid = ops.transpose(ops.convolution(image, weights, [1, 1], [1, 1], [1, 1], [1, 1]),
+                         ops.constant(np.array([0, 2, 3, 1], np.int64)))
+    warped = iov.op_class("GridSample", "irgrid1")([image.output(0), grid.output(0)], mode="linear",
+                                                   padding_mode="zeros", align_corners=False)
+    warped.output(0).get_tensor().set_names({"warped"})
+    return save_ov(ov.Model([ops.result(warped.output(0))], [image], name), tmp_path, name)
+
+
+def test_auto_sends_convolutional_networks_to_openvino_unless_f64_or_a_fork_child(tmp_path, monkeypatch):
+    """irgrid/devices.py: a model with Convolution runs on OpenVINO with the extension under `auto`, and
+    the same in f64 (which OpenVINO computes in f32), or in a process forked after OpenVINO ran, on
+    irgrid's runtime; both runtimes agree with each other."""
+    from irgrid.devices import open_model
+    from irgrid.forks import marks
+
+    image = np.random.default_rng(4).standard_normal((1, 2, 9, 11))
+    f32, f64 = _conv_warp(tmp_path, np.float32, "f32"), _conv_warp(tmp_path, np.float64, "f64")
+    runner, why = open_model(f32)
+    assert why == ("openvino (CPU plugin, irgrid extension): a convolutional network (Convolution), "
+                   "which OpenVINO runs faster")
+    ours, _ = open_model(f32, "irgrid")
+    np.testing.assert_allclose(runner({"image": image.astype(np.float32)})["warped"],
+                               ours({"image": image.astype(np.float32)})["warped"], rtol=1e-5, atol=1e-5)
+    assert open_model(f64)[1] == "irgrid (supports every layer)"
+    monkeypatch.setattr(marks, "child_of_openvino", True)
+    assert open_model(f32)[1] == "irgrid (supports every layer)"
+
+
 def test_auto_chooses_openvino_for_layers_irgrid_lacks(tmp_path):
     model, feeds, _ = _mixed_model()
     path = save_ov(model, tmp_path)

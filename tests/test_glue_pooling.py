@@ -471,7 +471,8 @@ def test_bad_attributes(old, new, message, tmp_path):
 def test_spatial_transformer_end_to_end(tmp_path):
     """The PyTorch spatial-transformer tutorial's shape: a localisation net (Conv2d, MaxPool2d, ReLU,
     LeakyReLU, AdaptiveAvgPool2d, Linear) predicting theta, then affine_grid and grid_sample, converted
-    with ov.convert_model: irgrid's runtime gives torch's output, and `auto` now picks irgrid."""
+    with ov.convert_model: irgrid's runtime gives torch's output; `auto` picks OpenVINO for such a
+    convolutional network (irgrid/devices.py), which gives it too."""
     torch = pytest.importorskip("torch")
     from irgrid.devices import open_model
     import irgrid.openvino as iov
@@ -504,5 +505,7 @@ def test_spatial_transformer_end_to_end(tmp_path):
     name = model.inputs[0].get_any_name()
     (got,) = irgrid.compile_model(path)({name: x.numpy()}).values()
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
-    _, reason = open_model(path, "auto")
-    assert reason.startswith("irgrid"), reason
+    runner, reason = open_model(path, "auto")
+    assert reason.startswith("openvino") and "convolutional network (AdaptiveAvgPool, Convolution, MaxPool)" in reason
+    (got,) = runner({name: x.numpy()}).values()
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
