@@ -138,9 +138,51 @@ def _cases(quick: bool) -> list[dict]:
 def _network_cases(quick: bool) -> list[dict]:
     """A whole registration network (`_registration_unet`): irgrid's runtime against OpenVINO running
     the same IR with irgrid's extension (OpenVINO alone has no 3-D GridSample)."""
-    side = 16 if quick else 64
+    side, batch = (16, 2) if quick else (64, 8)
     return [dict(name="network/registration_unet", kind="network", x=(1, 1, side, side, side),
+                 peers=("irgrid", "openvino_ext")),
+            dict(name="network/spatial_transformer", kind="network", x=(batch, 1, 28, 28),
                  peers=("irgrid", "openvino_ext"))]
+
+
+def _network(case: dict):
+    return (_registration_unet if case["name"].endswith("registration_unet") else _spatial_transformer)(case)
+
+
+def _spatial_transformer(case: dict):
+    """The PyTorch spatial-transformer tutorial's network as OpenVINO converts it: a localisation net
+    (Conv2d 1->8 7x7, MaxPool2d, ReLU, Conv2d 8->10 5x5, MaxPool2d, ReLU, Linear 90->32, ReLU, Linear
+    32->6) predicting theta, then AffineGrid irgrid1 (the image's size) and a bilinear GridSample-9."""
+    import openvino as ov
+    import openvino.opset14 as ops
+
+    import irgrid.openvino as iov
+
+    rng = np.random.default_rng(SEED + 3)
+    batch = case["x"][0]
+    image = ops.parameter(list(case["x"]), np.float32, name="image")
+
+    def conv_pool(x, c_in, c_out, k):
+        w = rng.normal(0, np.sqrt(2 / (k * k * c_in)), (c_out, c_in, k, k)).astype(np.float32)
+        b = rng.normal(0, 0.01, (1, c_out, 1, 1)).astype(np.float32)
+        y = ops.add(ops.convolution(x, ops.constant(w), [1, 1], [0, 0], [0, 0], [1, 1]), ops.constant(b))
+        return ops.relu(ops.max_pool(y, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2]).output(0))
+
+    def linear(x, n_in, n_out, scale=1.0):
+        w = (rng.normal(0, np.sqrt(2 / n_in), (n_out, n_in)) * scale).astype(np.float32)
+        return ops.add(ops.matmul(x, ops.constant(w), False, True), ops.constant(np.zeros(n_out, np.float32)))
+
+    features = conv_pool(conv_pool(image, 1, 8, 7), 8, 10, 5)
+    flat = ops.reshape(features, ops.constant(np.array([batch, 90], np.int64)), False)
+    theta = ops.add(linear(ops.relu(linear(flat, 90, 32)), 32, 6, 0.01),
+                    ops.constant(np.array([1, 0, 0, 0, 1, 0], np.float32)))
+    theta = ops.reshape(theta, ops.constant(np.array([batch, 2, 3], np.int64)), False)
+    size = ops.constant(np.array(case["x"], np.int64))
+    grid = iov.op_class("AffineGrid", "irgrid1")([theta.output(0), size.output(0)], align_corners=False)
+    warped = ops.grid_sample(image, grid.output(0), {"align_corners": False, "mode": "bilinear",
+                                                     "padding_mode": "zeros"})
+    warped.output(0).get_tensor().set_names({"Y"})
+    return ov.Model([ops.result(warped.output(0))], [image], "spatial_transformer")
 
 
 def _registration_unet(case: dict):
@@ -184,8 +226,8 @@ def _registration_unet(case: dict):
     offsets = ops.gather(ops.transpose(flow, ops.constant(np.array([0, 2, 3, 4, 1], np.int64))),
                          ops.constant(np.array([2, 1, 0], np.int64)), ops.constant(np.int64(4)))
     grid = ops.add(ops.constant(identity[None]), ops.multiply(offsets, ops.constant(np.float32(2 / (side - 1)))))
-    warped = iov.op_class("GridSample", "irgrid1")([moving.output(0), grid.output(0)], mode="linear", padding_mode="zeros",
-                                                   align_corners=True)
+    warped = iov.op_class("GridSample", "irgrid1")([moving.output(0), grid.output(0)], mode="linear",
+                                                   padding_mode="zeros", align_corners=True)
     warped.output(0).get_tensor().set_names({"Y"})
     return ov.Model([ops.result(warped.output(0))], [moving, fixed], "registration_unet")
 
@@ -363,6 +405,8 @@ def _inputs(case: dict) -> dict[str, np.ndarray]:
         return {"feature_map": np.zeros(case["featmap"], np.float32), "image": np.zeros(case["image"], np.float32)}
     x = rng.uniform(-1, 1, case["x"]).astype(np.float32)
     if case["kind"] == "network":
+        if case["name"].endswith("spatial_transformer"):
+            return {"image": rng.uniform(0, 1, case["x"]).astype(np.float32)}
         return {"moving": x, "fixed": rng.uniform(-1, 1, case["x"]).astype(np.float32)}
     if case["kind"] == "deform_conv":
         shapes = _deform_shapes(case)
@@ -407,7 +451,7 @@ def _write_ir(case: dict, path: Path, owned: bool = False) -> None:
     if case["kind"] == "network":
         import openvino as ov
 
-        ov.save_model(_registration_unet(case), str(path), compress_to_fp16=False)
+        ov.save_model(_network(case), str(path), compress_to_fp16=False)
         return
     b = IRBuilder(case["name"].replace("/", "_"))
     if case["kind"] in AFFINE_KINDS:
@@ -894,6 +938,9 @@ def _shape(shape) -> str:
 
 
 def _describe(case: dict) -> str:
+    if case["kind"] == "network" and case["name"].endswith("spatial_transformer"):
+        return (f"image {_shape(case['x'])}: 2 Conv2d + MaxPool + ReLU, 2 Linear, AffineGrid, "
+                f"bilinear GridSample (PyTorch's STN tutorial)")
     if case["kind"] == "network":
         return (f"moving, fixed {_shape(case['x'])}: 6 Conv3d (16-32 channels) + PReLU, MaxPool, Interpolate, "
                 f"Concat, trilinear GridSample")

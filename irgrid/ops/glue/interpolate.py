@@ -151,7 +151,8 @@ def _infer(scales_port: int, axes_port: int):
     return infer
 
 
-def _axis_taps(attrs: Attrs, in_len: int, out_len: int, scale: float, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+def _axis_taps(attrs: Attrs, in_len: int, out_len: int, scale: float,
+               dtype: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
     mode = attrs["mode"]
     coords = taps.source_coordinates(attrs["coordinate_transformation_mode"], out_len, in_len, scale, dtype)
     if mode == "nearest":

@@ -69,7 +69,8 @@ def _padded(x: np.ndarray, geometry: Geometry, out_dims: tuple[int, ...], fill) 
     inner = [slice(None), slice(None)]
     for axis, length in enumerate(x.shape[2:]):
         begin = geometry.pads_begin[axis]
-        reach = (out_dims[axis] - 1) * geometry.strides[axis] + geometry.dilations[axis] * (geometry.kernel[axis] - 1) + 1
+        span = geometry.dilations[axis] * (geometry.kernel[axis] - 1) + 1
+        reach = (out_dims[axis] - 1) * geometry.strides[axis] + span
         shape.append(max(reach, begin + length))
         inner.append(slice(begin, begin + length))
     padded = np.full(shape, fill, x.dtype)
