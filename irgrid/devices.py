@@ -11,12 +11,12 @@ Why convolutional networks go to OpenVINO (2 threads, Zen 4, medians; irgrid's r
 OpenVINO with irgrid's extension, on the same IR): OpenVINO runs such layers as one pipeline (a
 convolution's bias and activation fused into it, its blocked layouts kept from layer to layer, skip
 Concats written in place), where irgrid's runtime runs each Convolution and pooling on its own one-op
-OpenVINO model (reordering its data in and out) and the layers between them in numpy. The PyTorch
-tutorial's spatial transformer (two Conv2d, MaxPool2d, Linear, affine_grid, grid_sample) took 0.74 ms
-against 0.17 on a 1x1x28x28 image and 1.0 against 0.20 on a batch of 8; a VoxelMorph-style
-registration U-Net at 64x64x64 (benchmarks/bench.py, network/registration_unet) 186 against 105;
-the dcn_block sample 1.7-2.6 against 1.4-1.8. Models that build a grid and sample it (the
-flow_warp, volume_warp and spatial_transformer samples) ran 1.2-1.6x faster on irgrid's runtime.
+OpenVINO model (reordering its data in and out) and the layers between them in numpy. Run 95
+(benchmarks/README.md, "Whole networks"): the PyTorch tutorial's spatial transformer on 8 images of
+28x28 took 1.07 ms against 0.16, a VoxelMorph-style registration U-Net at 64x64x64 156 against 106.
+Models that build a grid and sample it (the flow_warp, volume_warp and spatial_transformer samples)
+ran about as fast on irgrid's runtime (0.7-1.2x), which gives them its checks, f64 and thread-count
+independent bits.
 """
 from __future__ import annotations
 
