@@ -11,9 +11,9 @@ Why convolutional networks go to OpenVINO (2 threads, Zen 4, medians; irgrid's r
 OpenVINO with irgrid's extension, on the same IR): OpenVINO runs such layers as one pipeline (a
 convolution's bias and activation fused into it, its blocked layouts kept from layer to layer, skip
 Concats written in place), where irgrid's runtime runs each Convolution and pooling on its own one-op
-OpenVINO model (reordering its data in and out) and the layers between them in numpy. Run 95
+OpenVINO model (reordering its data in and out) and the layers between them in numpy. Run 96
 (benchmarks/README.md, "Whole networks"): the PyTorch tutorial's spatial transformer on 8 images of
-28x28 took 1.07 ms against 0.16, a VoxelMorph-style registration U-Net at 64x64x64 156 against 106.
+28x28 took 1.05 ms against 0.16, a VoxelMorph-style registration U-Net at 64x64x64 152 against 102.
 Models that build a grid and sample it (the flow_warp, volume_warp and spatial_transformer samples)
 ran about as fast on irgrid's runtime (0.7-1.2x), which gives them its checks, f64 and thread-count
 independent bits.
