@@ -38,7 +38,7 @@ STN's 1x1x28x28 7x7 8-channel layer (8.9x), 38 against 8.2 on a 1x16x256x256 3x3
 channels at 128x128 (1.2x); an audit measured a VoxelMorph flow head 8.6x slower and a whole 3-D
 spatial transformer 11x. OpenVINO's convolution (oneDNN) with the filters as a Parameter ran as fast
 as with them compiled in (0.92-1.04x; 1.4x on the 0.05 ms STN layer) and gave the same bits, so one
-compiled model serves any filters. It gave the same bits at 1, 2 and 3 threads on 1,100 random 2-D
+compiled model serves any filters. It gave the same bits at 1 and 2 threads on 800 random 2-D
 and 3-D shapes whose output dims are all 2 or more, but not on 1-D convolutions and not on some whose
 output has a dim of 1 (7 of 120 and 4 of 300 random ones differed by an ulp at 1 thread against 2);
 those keep the im2col path (`convolution_on_openvino`), so results never depend on the thread count.

@@ -140,5 +140,5 @@ def all_specs() -> list[OpSpec]:
 def support_table() -> list[tuple[str, str, str, str]]:
     """(type, versions, engine, summary) per operator: the README's table and `irgrid ops`."""
     specs = sorted(all_specs(), key=lambda spec: not spec.kernel)  # grid operators first
-    return [(spec.type, ", ".join(spec.versions), spec.engine or ("Cython" if spec.kernel else "numpy"), spec.summary)
-            for spec in specs]
+    return [(spec.type, ", ".join(spec.versions), spec.engine or ("Cython" if spec.kernel else "numpy"),
+             spec.summary) for spec in specs]
