@@ -1,6 +1,6 @@
 """irgrid's runtime's dense layers on OpenVINO's CPU plugin or numpy: the GEMM after the convolution
 layers' im2col (`matmul`), and whole f32 layers OpenVINO runs much faster than numpy can
-(`run_layer`: Convolution, MaxPool, AvgPool).
+(`run_layer`: Convolution, GroupConvolution, MaxPool, AvgPool).
 
 Backend: for f32 a one-op OpenVINO model compiled once per shapes, attributes and thread count by
 default, numpy (im2col + GEMM for convolutions, irgrid's numpy glue for the others) when

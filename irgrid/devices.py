@@ -2,7 +2,7 @@
 
 `auto` (the CLI's default, as benchmark_app's `-d`) runs irgrid's runtime when irgrid supports every
 layer and the model is no convolutional network (`CNN_LAYERS`), and otherwise OpenVINO, which runs
-the layers irgrid lacks (GroupConvolution, MVN, ...) or the network's layers while irgrid's extension
+the layers irgrid lacks (ConvolutionBackpropData, MVN, ...) or the network's layers while irgrid's extension
 runs the grid operators. A model computing in f64 stays on irgrid's runtime (OpenVINO's CPU plugin
 computes f64 in f32), as does one in a process forked after OpenVINO ran (irgrid.forks). ONNX files
 always go through OpenVINO's frontend with irgrid's conversion rules.
@@ -33,7 +33,7 @@ from .shapes import name_single_input
 
 DEVICES = ("auto", "irgrid", "openvino")
 # The layers of convolutional networks: a model holding any runs faster on OpenVINO (module docstring).
-CNN_LAYERS = ("Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool")
+CNN_LAYERS = ("Convolution", "GroupConvolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool")
 
 
 def open_model(path: str | os.PathLike, device: str = "auto",

@@ -133,3 +133,84 @@ def test_a_preallocated_output_is_written_in_place(tmp_path, ov_run):
     for x, result, kept in zip(xs, results, held):
         np.testing.assert_allclose(result, ov_run(path, [x])[0], rtol=1e-5, atol=1e-5)
         assert np.array_equal(kept, result)
+
+
+# --- GroupConvolution-1 ----------------------------------------------------------------------
+
+def _ov_group_conv(tmp_path, x_shape, w, strides, pads_begin, pads_end, dilations, auto_pad="explicit",
+                   dtype=np.float32, name="model"):
+    import openvino as ov
+    import openvino.opset1 as ops1
+
+    data = ops1.parameter(list(x_shape), dtype, name="data")
+    node = ops1.group_convolution(data, ov.op.Constant(w.astype(dtype)), strides, pads_begin, pads_end, dilations,
+                                  auto_pad)
+    return save_ov(ov.Model([node], [data], "group_conv"), tmp_path, name)
+
+
+@pytest.mark.parametrize("backend", ["openvino", "numpy"])
+@pytest.mark.parametrize("rank, groups, per_group, auto_pad, strides, dilations", [
+    (2, 6, (1, 1), "explicit", [1, 1], [1, 1]),  # depthwise
+    (2, 3, (2, 2), "same_upper", [2, 1], [1, 2]), (3, 2, (3, 1), "explicit", [2, 1, 1], [1, 1, 2]),
+    (1, 3, (2, 2), "explicit", [2], [1])])
+def test_group_convolution_against_openvino(rank, groups, per_group, auto_pad, strides, dilations, backend,
+                                            tmp_path, ov_run, monkeypatch):
+    """Depthwise and grouped, 1-D to 3-D, on OpenVINO's layer and on the im2col path (IRGRID_GEMM=numpy)."""
+    monkeypatch.setenv("IRGRID_GEMM", backend)
+    out_per_group, in_per_group = per_group
+    rng = np.random.default_rng(rank + groups)
+    x = rng.standard_normal((2, groups * in_per_group, *(11, 10, 9)[:rank])).astype(np.float32)
+    w = rng.standard_normal((groups, out_per_group, in_per_group, *(3,) * rank)).astype(np.float32)
+    path = _ov_group_conv(tmp_path, x.shape, w, strides, [1] * rank, [0] * rank, dilations, auto_pad)
+    assert irgrid.check_model(path) == []
+    (want,) = ov_run(path, [x])
+    got = _output(_run(path, x))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(_output(_run(path, x, threads=1)), got)
+
+
+def test_group_convolution_f64_against_onnx_reference(tmp_path):
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 6, 9, 8))
+    w = rng.standard_normal((3, 2, 2, 3, 3))  # 3 groups of 2 output and 2 input channels
+    path = _ov_group_conv(tmp_path, x.shape, w, [1, 2], [1, 0], [1, 1], [1, 1], dtype=np.float64)
+    node = helper.make_node("Conv", ["X", "W"], ["Y"], group=3, strides=[1, 2], pads=[1, 0, 1, 1])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.DOUBLE, None),
+                                            helper.make_tensor_value_info("W", TensorProto.DOUBLE, None)],
+                              [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, None)])
+    (want,) = ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])).run(
+        None, {"X": x, "W": w.reshape(6, 2, 3, 3)})
+    np.testing.assert_allclose(_output(_run(path, x)), want, rtol=1e-12, atol=1e-12)
+
+
+def test_group_convolution_results_do_not_depend_on_the_thread_count(tmp_path, ov_run):
+    rng = np.random.default_rng(12)
+    for case in range(16):
+        rank, groups = 1 + case % 3, int(rng.choice([1, 2, 4]))
+        x_shape, w, strides, pads_begin, pads_end, dilations = _random_case(rng, rank)
+        x_shape = (x_shape[0], groups * x_shape[1], *x_shape[2:])
+        w = np.stack([w] * groups)  # (groups, oC / groups, C / groups, kernel...)
+        path = _ov_group_conv(tmp_path, x_shape, w, strides, pads_begin, pads_end, dilations, name=f"g{case}")
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        one, two = _output(_run(path, x, threads=1)), _output(_run(path, x, threads=2))
+        assert np.array_equal(one, two), (x_shape, w.shape, strides, pads_begin, pads_end, dilations)
+        np.testing.assert_allclose(two, ov_run(path, [x])[0], rtol=1e-4, atol=1e-4)
+
+
+def test_group_convolution_shape_errors(tmp_path):
+    """Channels that do not split into the groups, and filters of the wrong rank, are ShapeErrors naming
+    the layer and port."""
+    from irgrid.errors import ShapeError
+
+    path = _ov_group_conv(tmp_path, (1, 6, 5, 5), np.ones((3, 2, 2, 3, 3), np.float32), [1, 1], [0, 0], [0, 0], [1, 1])
+    text = path.read_text()
+    bad = path.with_name("bad.xml")
+    bad.write_text(text.replace('shape="1,6,5,5"', 'shape="1,7,5,5"').replace("<dim>6</dim>", "<dim>7</dim>"))
+    path.with_suffix(".bin").replace(bad.with_suffix(".bin"))
+    (problem,) = [p for p in irgrid.check_model(bad) if p.layer.type == "GroupConvolution"]
+    assert "input channels 7 are not divisible by group 3" in str(problem) and "port 0" in str(problem)
+    with pytest.raises(ShapeError, match="GroupConvolution"):
+        irgrid.compile_model(bad)

@@ -25,6 +25,7 @@ KERNELS = {"GridSample": "sampling.SamplePlan", "AffineGrid": "affine_grid_kerne
            "ExperimentalDetectronPriorGridGenerator": "prior_boxes.prior_grid",
            "DeformableConvolution": _DEFORM, "DeformConv": _DEFORM,
            "Convolution": f"OpenVINO Convolution (f32 2-D/3-D), else {_DEFORM}",
+           "GroupConvolution": f"OpenVINO GroupConvolution (f32 2-D/3-D), else {_DEFORM}",
            "MaxPool": "OpenVINO MaxPool (f32), else numpy", "AvgPool": "OpenVINO AvgPool (f32), else numpy"}
 
 
