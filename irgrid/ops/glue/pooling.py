@@ -16,8 +16,9 @@ What OpenVINO's CPU plugin does (2026.4, measured), and irgrid with it:
 - `ceil` keeps a last window that starts in the end padding or past it; `ceil_torch` drops it.
 - AvgPool divides by the window's real elements when exclude-pad is set or no pad is non-zero; else
   by the whole kernel size, also for a window that ceil rounding runs past the padded input (torch
-  divides by the part inside the padded input). A window with no real element divided by 0 real
-  elements is NaN (OpenVINO's reference gives 0). With exclude-pad each pad must be below the kernel
+  divides by the part inside the padded input). A window with no real element (one that ceil rounding
+  starts past the input) is -0.0, as the CPU plugin gives it (2026.4, f32 and f16; its reference gives
+  0, numpy's 0/0 NaN). With exclude-pad each pad must be below the kernel
   (OpenVINO's check). AvgPool takes floating-point data (its spec's type); f16 in f32, rounded once.
 The CPU plugin computes i64 MaxPool in i32 (an empty window gives the i32 lowest); irgrid in i64.
 """
@@ -141,7 +142,8 @@ def _avg_pool(x: np.ndarray, geometry: Geometry, out_shape: tuple[int, ...], exc
                 divisor = divisor * inside.reshape([-1 if e == axis + 2 else 1 for e in range(len(out_shape))])
         else:
             divisor = np.int64(prod(geometry.kernel))
-        result = total / np.asarray(divisor).astype(work.dtype)
+        divisor = np.asarray(divisor).astype(work.dtype)
+        result = np.where(divisor == 0, work.dtype.type(-0.0), total / divisor)
     return result.astype(x.dtype, copy=False)
 
 
