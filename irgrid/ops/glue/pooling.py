@@ -16,10 +16,11 @@ What OpenVINO's CPU plugin does (2026.4, measured), and irgrid with it:
 - `ceil` keeps a last window that starts in the end padding or past it; `ceil_torch` drops it.
 - AvgPool divides by the window's real elements when exclude-pad is set or no pad is non-zero; else
   by the whole kernel size, also for a window that ceil rounding runs past the padded input (torch
-  divides by the part inside the padded input). A window with no real element (one that ceil rounding
-  starts past the input) is -0.0, as the CPU plugin gives it (2026.4, f32 and f16; its reference gives
-  0, numpy's 0/0 NaN). With exclude-pad each pad must be below the kernel
-  (OpenVINO's check). AvgPool takes floating-point data (its spec's type); f16 in f32, rounded once.
+  divides by the part inside the padded input). A window that ceil rounding starts past the padded
+  input is 0 (the CPU plugin writes +0.0 or -0.0 there, by position; its reference 0); an exclude-pad
+  window inside the padding is 0/0 = NaN, as in the plugin. With exclude-pad each pad must be below
+  the kernel (OpenVINO's check). AvgPool takes floating-point data (its spec's type); f16 in f32,
+  rounded once.
 The CPU plugin computes i64 MaxPool in i32 (an empty window gives the i32 lowest); irgrid in i64.
 """
 from __future__ import annotations
@@ -134,16 +135,17 @@ def _avg_pool(x: np.ndarray, geometry: Geometry, out_shape: tuple[int, ...], exc
     with np.errstate(all="ignore"):
         for _, tap in _taps(geometry, out_dims):
             total = padded[tap].copy() if total is None else np.add(total, padded[tap], out=total)
-        if exclude_pad or not any(geometry.pads_begin + geometry.pads_end):
-            divisor = np.ones((1, 1) + (1,) * len(out_dims), np.int64)
-            for axis, (n, length) in enumerate(zip(out_dims, x.shape[2:])):
-                first = np.arange(n) * geometry.strides[axis] - geometry.pads_begin[axis]
+        real = exclude_pad or not any(geometry.pads_begin + geometry.pads_end)
+        divisor = np.ones((1, 1) + (1,) * len(out_dims), np.int64) if real else np.int64(prod(geometry.kernel))
+        past = np.zeros((1, 1) + (1,) * len(out_dims), bool)  # windows starting past the padded input
+        for axis, (n, length) in enumerate(zip(out_dims, x.shape[2:])):
+            along = [-1 if e == axis + 2 else 1 for e in range(len(out_shape))]
+            first = np.arange(n) * geometry.strides[axis] - geometry.pads_begin[axis]
+            past = past | (first >= length + geometry.pads_end[axis]).reshape(along)
+            if real:
                 inside = np.clip(first + geometry.kernel[axis], 0, length) - np.clip(first, 0, length)
-                divisor = divisor * inside.reshape([-1 if e == axis + 2 else 1 for e in range(len(out_shape))])
-        else:
-            divisor = np.int64(prod(geometry.kernel))
-        divisor = np.asarray(divisor).astype(work.dtype)
-        result = np.where(divisor == 0, work.dtype.type(-0.0), total / divisor)
+                divisor = divisor * inside.reshape(along)
+        result = np.where(past, work.dtype.type(0), total / np.asarray(divisor).astype(work.dtype))
     return result.astype(x.dtype, copy=False)
 
 
