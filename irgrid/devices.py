@@ -27,6 +27,7 @@ from typing import Mapping, Sequence
 from .binding import bind_layer, bind_model
 from .errors import InputError, Problem, UnsupportedLayerError
 from .forks import marks
+from .inference import infer_model
 from .ir.reader import read_ir
 from .runtime.compiled import CompiledModel
 from .shapes import name_single_input
@@ -62,14 +63,18 @@ def open_model(path: str | os.PathLike, device: str = "auto",
     if blocking:
         bind_layer(blocking[0].layer)  # raises that problem as its own error type
     network = sorted({layer.type for layer in model.layers.values() if layer.type in CNN_LAYERS})
-    if not problems and device == "auto" and network and _openvino_may_run(model):
-        return _openvino(path, shapes, threads, profile), \
-            f"openvino (CPU plugin, irgrid extension): a convolutional network ({', '.join(network)}), " \
-            "which OpenVINO runs faster"
+    why = "supports every layer"
+    if not problems and device == "auto" and network:
+        kept = _kept_from_openvino(model)
+        if kept is None:
+            return _openvino(path, shapes, threads, profile), \
+                f"openvino (CPU plugin, irgrid extension): a convolutional network ({', '.join(network)}), " \
+                "which OpenVINO runs faster"
+        why += f"; a convolutional network kept from OpenVINO: {kept}"
     if not problems:
         shapes = name_single_input(shapes or {}, [p.name for p in model.parameters]) or None
         try:
-            return CompiledModel(model, shapes, threads), "irgrid (supports every layer)"
+            return CompiledModel(model, shapes, threads), f"irgrid ({why})"
         except UnsupportedLayerError as exc:  # a variant of a supported layer (Interpolate antialias=true)
             if device == "irgrid":
                 raise
@@ -81,12 +86,16 @@ def open_model(path: str | os.PathLike, device: str = "auto",
         f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
 
 
-def _openvino_may_run(model) -> bool:
-    """Whether OpenVINO computes this model as irgrid would: no f64 values (its CPU plugin computes them
-    in f32), and not in a process forked after OpenVINO ran (its device refuses there)."""
-    f64 = any(port.element_type == "f64" or layer.attrs.get("element_type") == "f64"
-              for layer in model.layers.values() for port in layer.outputs)
-    return not f64 and not marks.child_of_openvino
+def _kept_from_openvino(model) -> str | None:
+    """Why OpenVINO would not compute this model as irgrid does, or None: f64 values, which its CPU
+    plugin computes in f32 (the element types irgrid infers, not the IR's declared precisions), or a
+    process forked after OpenVINO ran (its device refuses there)."""
+    if marks.child_of_openvino:
+        return "a process forked after OpenVINO ran"
+    infos = infer_model(model, fold_limit=0, on_problem=lambda problem: None)  # types only, nothing folded
+    if any(info.element_type == "f64" for info in infos.values()):
+        return "f64 values, which OpenVINO computes in f32"
+    return None
 
 
 def _openvino(path, shapes, threads, profile):

@@ -102,27 +102,35 @@ def test_dynamic_flow_warp(tmp_path, ov_run):
 def test_dynamic_flow_warp_specialises_per_input_shape(tmp_path, ov_run, monkeypatch):
     """From the second call with one set of input shapes a dynamic model runs a plan compiled for
     them, where the grid arithmetic folds (fewer steps); the results are those of the dynamic plan,
-    bit for bit, and agree with OpenVINO. Least recently used plans are dropped."""
+    bit for bit, and agree with OpenVINO. Least recently used plans are dropped, and once as many have
+    been dropped as are kept, no more are compiled (more shapes in turn than plans would otherwise
+    compile one on nearly every call): the shapes without a plan run the dynamic plan."""
     from irgrid.runtime import compiled as compiled_module
 
     monkeypatch.setattr(compiled_module, "SPECIALIZED_PLANS", 2)
     path = save_ov(_flow_warp_model(None, None), tmp_path)
     model = irgrid.compile_model(path)
-    sizes = [(9, 11), (20, 7), (5, 6)]
-    for height, width in sizes + sizes:
+
+    def shapes_of(height, width):
+        return (1, 3, height, width), (1, 2, height, width)
+
+    for height, width in [(9, 11), (20, 7), (5, 6), (9, 11)]:  # the last one's plan was dropped: compiled again
         inputs = _inputs(height, width, height)
-        shapes = (inputs[0].shape, inputs[1].shape)
-        assert shapes not in model._plans  # new, or dropped: the first call runs the dynamic plan
+        assert shapes_of(height, width) not in model._plans  # new, or dropped: the first call runs the dynamic plan
         first = [a.copy() for a in model(inputs).values()]
         second = model(inputs)  # from here on, a plan for these shapes
-        plan = model._plans[shapes]
+        plan = model._plans[shapes_of(height, width)]
         assert len(plan._steps) < len(model._steps)
         for a, b in zip(first, second.values()):
             assert np.array_equal(a, b)
         _check_against_openvino(path, model, inputs, ov_run)
-    assert list(model._plans) == [((1, 3, h, w), (1, 2, h, w)) for h, w in sizes[1:]]
+    assert list(model._plans) == [shapes_of(5, 6), shapes_of(9, 11)] and model._dropped == 2
+    plans = dict(model._plans)
+    for _ in range(3):  # (20, 7) again: no more plans compiled, the dynamic plan runs it
+        _check_against_openvino(path, model, _inputs(20, 7, 20), ov_run)
+    assert model._plans == plans
     profiled, timings = model.infer_profiled(_inputs(5, 6, 5))
-    assert len(timings) == len(model._plans[((1, 3, 5, 6), (1, 2, 5, 6))]._steps)
+    assert len(timings) == len(model._plans[shapes_of(5, 6)]._steps)
 
 
 def _torch_modules():

@@ -358,6 +358,21 @@ def test_prelu_special_values(slopes, tmp_path, ov_run):
     assert got[0].tobytes() == expected[0].tobytes()
 
 
+def test_prelu_f32_slope_on_f64_data(tmp_path):
+    """An f64 model converted from PyTorch keeps LeakyReLU's slope in f32; OpenVINO takes it, and so does
+    irgrid, computing in f64 with the slope widened: torch in f64 with that slope, to 1e-12."""
+    import torch
+
+    x = _data((2, 3, 5), np.float64, seed=12) * 10
+    p = o14.parameter(list(x.shape), np.float64, name="x")
+    path = save_ov(ov.Model([o14.result(o1.prelu(p, o14.constant(np.array([0.2], np.float32))))], [p], "prelu"),
+                   tmp_path)
+    got = list(irgrid.compile_model(path)({"x": x}).values())[0]
+    expected = torch.nn.functional.prelu(torch.from_numpy(x), torch.tensor([float(np.float32(0.2))], dtype=torch.float64))
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, expected.numpy(), rtol=1e-12, atol=0)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.float16, np.float64])
 def test_prelu_types_and_leaky_relu(dtype, tmp_path, ov_run):
     """Integer, f16 and f64 data; f64 against torch's leaky_relu to 1e-12 (the CPU plugin computes f32)."""
@@ -442,7 +457,7 @@ BAD = [  # type, version, attrs, inputs, outputs, port at fault, message
     ("AdaptiveMaxPool", "opset8", {}, [((1, 2, 3, 4), "f32"), np.array([2.0, 2.0], np.float32)], 2, 1, "integer"),
     ("AdaptiveMaxPool", "opset8", {}, [((2, 3), "f32"), np.array([2], np.int64)], 2, 0, "rank 3, 4 or 5"),
     ("PReLU", "opset1", {}, [((2, 3, 4, 5), "f32"), np.ones(4, np.float32)], 1, 1, "does not broadcast"),
-    ("PReLU", "opset1", {}, [((2, 3, 4, 5), "f32"), np.ones(3, np.float16)], 1, 1, "slope is f16"),
+    ("PReLU", "opset1", {}, [((2, 3, 4, 5), "f32"), np.ones(3, np.int32)], 1, 1, "slope is i32"),
 ]
 
 

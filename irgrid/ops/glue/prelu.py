@@ -4,7 +4,9 @@ The slope broadcasts as OpenVINO's reference does: a 1-D slope as long as data's
 dim 0 of 1-D data) applies per channel, any other slope broadcasts numpy-style against data, whose
 shape the output keeps (a slope of higher rank only with leading 1s). OpenVINO's shape inference
 accepts a slope that does not broadcast and its CPU plugin then fails; irgrid refuses it at the slope.
-Numeric types (not boolean), the slope in data's type; f16 is computed in f32 and rounded once.
+Numeric types (not boolean), the slope in data's type or, as OpenVINO takes it (an f64 model
+converted from PyTorch keeps LeakyReLU's slope in f32), another float type, converted to data's;
+f16 is computed in f32 and rounded once.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 from ...errors import ShapeError
 from ...ir.dims import Shape, format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from ..common import array_infos, broadcast
+from ..common import FLOAT_TYPES, array_infos, broadcast
 from .index_inputs import NUMERIC_TYPES
 
 
@@ -31,7 +33,8 @@ def _infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
     data, slope = inputs
     if data.element_type not in NUMERIC_TYPES:
         raise ShapeError(f"PReLU takes numeric data, got {data.element_type}", input=0)
-    if slope.element_type != data.element_type:
+    floats = data.element_type in FLOAT_TYPES and slope.element_type in FLOAT_TYPES
+    if slope.element_type != data.element_type and not floats:  # OpenVINO takes an f32 slope on f64 data
         raise ShapeError(f"slope is {slope.element_type} but data is {data.element_type}", input=1)
     shape = _slope_shape(data.shape, slope.shape)
     if shape is not None:
@@ -51,7 +54,7 @@ def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
     x, slope = inputs
     _infer(attrs, array_infos(inputs))
     shape = _slope_shape(x.shape, slope.shape)
-    slope = slope.reshape(shape[max(len(shape) - x.ndim, 0):])
+    slope = slope.reshape(shape[max(len(shape) - x.ndim, 0):]).astype(x.dtype, copy=False)
     if x.dtype == np.float16:
         return [_prelu(x.astype(np.float32), slope.astype(np.float32)).astype(np.float16)]
     return [_prelu(x, slope)]
