@@ -100,6 +100,21 @@ def test_one_dim_and_unit_output_dims_take_the_im2col_path(tmp_path):
         assert dense._compiled_layer.cache_info().misses == before
 
 
+def test_an_output_dim_of_one_against_torch(tmp_path):
+    """A shape whose output has a dim of 1 takes im2col, which gives torch's values (rtol 1e-5); OpenVINO's
+    CPU plugin (2026.4) wrote 0 at 3 of these 5 outputs."""
+    import torch
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((1, 1, 5, 1)).astype(np.float32)
+    w = rng.standard_normal((1, 1, 3, 3)).astype(np.float32)
+    path = _ov_conv(tmp_path, x.shape, w, [1, 2], [1, 1], [1, 1], [1, 1])
+    want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), stride=(1, 2), padding=1).numpy()
+    got = _output(_run(path, x))
+    assert got.shape == want.shape == (1, 1, 5, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("rank", [2, 3])
 def test_f64_keeps_f64_accuracy(rank, tmp_path):
     """OpenVINO's CPU plugin computes f64 in f32, so f64 layers take the im2col path: onnx.reference
