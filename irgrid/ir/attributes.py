@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from . import element_types
 from .dims import Dim, parse_shape_text
@@ -94,15 +94,20 @@ class Attr:
     """One attribute: kind, typed default, whether the IR must give it, spellings and bounds.
 
     kind: "bool", "int", "float", "str", "ints", "floats", "element_type" or "shape".
-    choices: IR spelling -> canonical value; the first spelling of a value is the one written.
+    choices: IR spelling -> canonical value; the first spelling of a value is the one written. A
+    sequence of spellings stands for themselves.
     """
 
     name: str
     kind: str
     default: Any
     required: bool = False
-    choices: Mapping[str, Any] | None = None
+    choices: Mapping[str, Any] | Sequence[str] | None = None
     minimum: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.choices is not None and not isinstance(self.choices, Mapping):
+            object.__setattr__(self, "choices", {spelling: spelling for spelling in self.choices})
 
     def parse(self, value: Any) -> Any:
         """IR text or a Python value -> the canonical value; raises ValueError with a short reason."""

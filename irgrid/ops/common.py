@@ -75,6 +75,11 @@ def int_values(info: TensorInfo) -> list[int] | None:
     return [int(v) for v in np.asarray(info.value).reshape(-1)]
 
 
+def along(axis: int, ndim: int) -> list[int]:
+    """The shape that lays a 1-D array along `axis` of an ndim-dimensional one, for broadcasting."""
+    return [-1 if d == axis else 1 for d in range(ndim)]
+
+
 def compute_dtype(*arrays: np.ndarray) -> np.dtype:
     """The float type a kernel computes in: f64 when any input is f64, else f32 (f16, bf16, ints)."""
     if any(a.dtype == np.float64 for a in arrays):

@@ -113,7 +113,7 @@ def sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str, ali
 def _attrs(mode_spellings: dict[str, str]) -> tuple[Attr, ...]:
     return (Attr("align_corners", "bool", False),
             Attr("mode", "str", "linear", choices=mode_spellings),
-            Attr("padding_mode", "str", "zeros", choices={name: name for name in ("zeros", "border", "reflection")}))
+            Attr("padding_mode", "str", "zeros", choices=("zeros", "border", "reflection")))
 
 
 _SUMMARY = "Modes nearest, (bi)linear, (bi)cubic; paddings zeros, border, reflection."

@@ -17,7 +17,7 @@ from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from ..common import int_values, require_float
+from ..common import along, int_values, require_float
 from .index_inputs import value_infos, vector_length
 
 
@@ -55,10 +55,6 @@ def _windows(length: int, count: int) -> tuple[np.ndarray, np.ndarray]:
     return i * length // count, -(-(i + 1) * length // count)
 
 
-def _along(values: np.ndarray, axis: int) -> list[int]:
-    return [-1 if e == axis else 1 for e in range(values.ndim)]
-
-
 def _avg(x: np.ndarray, out_dims: list[int]) -> np.ndarray:
     work = x.astype(np.float32) if x.dtype == np.float16 else x
     sizes = np.ones((), np.int64)
@@ -67,10 +63,10 @@ def _avg(x: np.ndarray, out_dims: list[int]) -> np.ndarray:
             start, end = _windows(work.shape[axis], out_dims[axis - 2])
             total = np.zeros(work.shape[:axis] + (len(start),) + work.shape[axis + 1:], work.dtype)
             for j in range(int((end - start).max())):
-                inside = (start + j < end).reshape(_along(total, axis))
+                inside = (start + j < end).reshape(along(axis, total.ndim))
                 total += np.where(inside, np.take(work, np.minimum(start + j, end - 1), axis), 0)
             work = total
-            sizes = sizes * (end - start).reshape(_along(total, axis))
+            sizes = sizes * (end - start).reshape(along(axis, total.ndim))
         return (work / sizes.astype(work.dtype)).astype(x.dtype, copy=False)
 
 
@@ -106,6 +102,6 @@ register(OpSpec(type="AdaptiveAvgPool", versions=("opset8",), inputs=(2, 2), att
                 infer=_infer(False), run=_run(False),
                 summary="Mean over output_size windows that cover the input (torch's adaptive_avg_pool)."))
 register(OpSpec(type="AdaptiveMaxPool", versions=("opset8",), inputs=(2, 2), outputs=2,
-                attrs=(Attr("index_element_type", "str", "i64", choices={"i32": "i32", "i64": "i64"}),),
+                attrs=(Attr("index_element_type", "str", "i64", choices=("i32", "i64")),),
                 infer=_infer(True), run=_run(True),
                 summary="Max over output_size windows, and its flat spatial index (i32 or i64)."))

@@ -18,7 +18,7 @@ from ...memory import check_fits
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ..common import array_infos, broadcast
 
-AUTO_BROADCAST = Attr("auto_broadcast", "str", "numpy", choices={"numpy": "numpy", "none": "none"})
+AUTO_BROADCAST = Attr("auto_broadcast", "str", "numpy", choices=("numpy", "none"))
 
 BinaryFn = Callable[[Attrs, np.ndarray, np.ndarray], np.ndarray]
 

@@ -77,7 +77,7 @@ _register("Ceiling", lambda attrs, x: np.ceil(x), "Round up (identity on integer
 _register("Round", _round, "Round to nearest, half_to_even or half_away_from_zero (identity on integers).",
           integer_identity=True, versions=("opset5",),
           attrs=(Attr("mode", "str", "half_to_even", required=True,
-                      choices={"half_to_even": "half_to_even", "half_away_from_zero": "half_away_from_zero"}),))
+                      choices=("half_to_even", "half_away_from_zero")),))
 _register("Sqrt", lambda attrs, x: np.sqrt(x), "Square root (NaN below 0).", floats_only=True)
 _register("Exp", lambda attrs, x: np.exp(x), "e to the x.", floats_only=True)
 _register("Log", lambda attrs, x: np.log(x), "Natural logarithm (NaN below 0, -inf at 0).", floats_only=True)

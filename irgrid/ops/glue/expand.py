@@ -97,7 +97,7 @@ register(OpSpec(type="Broadcast", versions=("opset1",), inputs=(2, 3),
                 infer=_broadcast_infer, run=_broadcast_run,
                 summary="Broadcast data to target_shape (numpy or explicit axes_mapping)."))
 register(OpSpec(type="Broadcast", versions=("opset3",), inputs=(2, 3),
-                attrs=(Attr("mode", "str", "numpy", choices={m: m for m in ("numpy", "explicit", "bidirectional")}),),
+                attrs=(Attr("mode", "str", "numpy", choices=("numpy", "explicit", "bidirectional")),),
                 infer=_broadcast_infer, run=_broadcast_run,
                 summary="Broadcast data to target_shape (numpy, bidirectional or explicit axes_mapping)."))
 

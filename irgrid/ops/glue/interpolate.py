@@ -37,13 +37,10 @@ _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "s
 
 
 def _attrs(modes: tuple[str, ...]) -> tuple[Attr, ...]:
-    def choice(*names: str) -> dict[str, str]:
-        return {name: name for name in names}
-
-    return (Attr("mode", "str", "nearest", required=True, choices=choice(*modes)),
-            Attr("shape_calculation_mode", "str", "sizes", required=True, choices=choice("sizes", "scales")),
-            Attr("coordinate_transformation_mode", "str", "half_pixel", choices=choice(*_COORDINATE_MODES)),
-            Attr("nearest_mode", "str", "round_prefer_floor", choices=choice(*_NEAREST_MODES)),
+    return (Attr("mode", "str", "nearest", required=True, choices=modes),
+            Attr("shape_calculation_mode", "str", "sizes", required=True, choices=("sizes", "scales")),
+            Attr("coordinate_transformation_mode", "str", "half_pixel", choices=_COORDINATE_MODES),
+            Attr("nearest_mode", "str", "round_prefer_floor", choices=_NEAREST_MODES),
             Attr("antialias", "bool", False),
             Attr("pads_begin", "ints", [0], minimum=0),
             Attr("pads_end", "ints", [0], minimum=0),

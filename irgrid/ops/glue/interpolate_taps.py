@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common import along
+
 
 def source_coordinates(mode: str, out_len: int, in_len: int, scale: float, dtype: np.dtype) -> np.ndarray:
     """The input coordinate of each output index along one axis (coordinate_transformation_mode)."""
@@ -98,8 +100,7 @@ def resample(x: np.ndarray, axis: int, indices: np.ndarray, weights: np.ndarray 
     with weights None, indices is 1-D and the result a gather. One gather and multiply-add per tap."""
     if weights is None:
         return np.take(x, indices, axis=axis)
-    shape = [1] * x.ndim
-    shape[axis] = -1
+    shape = along(axis, x.ndim)
     out = np.take(x, indices[:, 0], axis=axis)
     out *= weights[:, 0].reshape(shape)
     for k in range(1, indices.shape[1]):

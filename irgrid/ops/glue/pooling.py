@@ -35,7 +35,7 @@ from ...ir.attributes import Attr
 from ...ir.dims import format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ...dense import on_openvino, run_layer
-from ..common import array_infos, normalize_axis, output_buffer, require_float
+from ..common import along, array_infos, normalize_axis, output_buffer, require_float
 from ..deform_conv import AUTO_PADS, Geometry, openvino_geometry
 from .index_inputs import NUMERIC_TYPES
 
@@ -117,7 +117,7 @@ def _max_pool(x: np.ndarray, geometry: Geometry, out_shape: tuple[int, ...], axi
         take = view > best
         if not take.any():
             continue
-        position = sum((start + o * d).reshape([-1 if e == a else 1 for e in range(len(spatial))]) * step
+        position = sum((start + o * d).reshape(along(a, len(spatial))) * step
                        for a, (start, o, d, step) in enumerate(zip(starts, offsets, geometry.dilations, steps)))
         np.copyto(best, view, where=take)
         np.copyto(index, position, where=take)
@@ -139,23 +139,28 @@ def _avg_pool(x: np.ndarray, geometry: Geometry, out_shape: tuple[int, ...], exc
         divisor = np.ones((1, 1) + (1,) * len(out_dims), np.int64) if real else np.int64(prod(geometry.kernel))
         past = np.zeros((1, 1) + (1,) * len(out_dims), bool)  # windows starting past the padded input
         for axis, (n, length) in enumerate(zip(out_dims, x.shape[2:])):
-            along = [-1 if e == axis + 2 else 1 for e in range(len(out_shape))]
+            shape = along(axis + 2, len(out_shape))
             first = np.arange(n) * geometry.strides[axis] - geometry.pads_begin[axis]
-            past = past | (first >= length + geometry.pads_end[axis]).reshape(along)
+            past = past | (first >= length + geometry.pads_end[axis]).reshape(shape)
             if real:
                 inside = np.clip(first + geometry.kernel[axis], 0, length) - np.clip(first, 0, length)
-                divisor = divisor * inside.reshape(along)
+                divisor = divisor * inside.reshape(shape)
         result = np.where(past, work.dtype.type(0), total / np.asarray(divisor).astype(work.dtype))
     return result.astype(x.dtype, copy=False)
 
 
-def _max_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
-    (data,) = inputs
+def _max_checked(attrs: Attrs, data: TensorInfo) -> tuple[Geometry | None, tuple[int | None, ...]]:
+    """`_checked` for MaxPool: numeric data, and MaxPool-8's axis within data's rank."""
     if data.element_type not in NUMERIC_TYPES:
         raise ShapeError(f"MaxPool takes numeric data, got {data.element_type}", input=0)
-    _, shape = _checked(attrs, data)
     if data.rank is not None and "axis" in attrs:
         _axis(attrs, data.rank)
+    return _checked(attrs, data)
+
+
+def _max_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
+    (data,) = inputs
+    _, shape = _max_checked(attrs, data)
     out = [TensorInfo(shape, data.element_type)]
     if "index_element_type" in attrs:
         out.append(TensorInfo(shape, attrs["index_element_type"]))
@@ -175,9 +180,7 @@ def _max_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np
     plugin computes a MaxPool whose indices are used with its reference code (a 3x3 MaxPool of
     1x64x128x128: 395 ms against 1.1 ms for the values alone), and numpy spends most of its time on them."""
     (x,) = inputs
-    (data,) = array_infos(inputs)
-    _max_infer(attrs, [data])
-    geometry, shape = _checked(attrs, data)
+    geometry, shape = _max_checked(attrs, array_infos(inputs)[0])
     has_indices = "axis" in attrs
     indices = has_indices and (not ctx.needed or ctx.needed[1])
     index_dtype = np.dtype(np.int32 if attrs.get("index_element_type") == "i32" else np.int64)
@@ -242,7 +245,7 @@ def _openvino_avg_pool(parameters: list, *settings: tuple) -> list:
 
 
 def _rounding(*names: str) -> Attr:
-    return Attr("rounding_type", "str", "floor", choices={name: name for name in names})
+    return Attr("rounding_type", "str", "floor", choices=names)
 
 
 _WINDOW = (Attr("strides", "ints", [1], required=True, minimum=1),
@@ -251,7 +254,7 @@ _WINDOW = (Attr("strides", "ints", [1], required=True, minimum=1),
            Attr("kernel", "ints", [1], required=True, minimum=1),
            Attr("auto_pad", "str", "explicit", choices=AUTO_PADS))
 _INDICES = (Attr("dilations", "ints", [1], minimum=1),
-            Attr("index_element_type", "str", "i64", choices={"i32": "i32", "i64": "i64"}),
+            Attr("index_element_type", "str", "i64", choices=("i32", "i64")),
             Attr("axis", "int", 0))
 _EXCLUDE_PAD = Attr("exclude-pad", "bool", False, required=True)
 _ENGINE = "OpenVINO f32, numpy"

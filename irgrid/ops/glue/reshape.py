@@ -154,6 +154,6 @@ register(OpSpec(type="ShapeOf", versions=("opset1",), inputs=(1, 1), attrs=(),
                 infer=_shape_of_infer, run=_shape_of_run, fold=_shape_of_fold,
                 summary="The shape of a tensor (i64)."))
 register(OpSpec(type="ShapeOf", versions=("opset3",), inputs=(1, 1),
-                attrs=(Attr("output_type", "element_type", "i64", choices={"i32": "i32", "i64": "i64"}),),
+                attrs=(Attr("output_type", "element_type", "i64", choices=("i32", "i64")),),
                 infer=_shape_of_infer, run=_shape_of_run, fold=_shape_of_fold,
                 summary="The shape of a tensor (i32 or i64)."))

@@ -31,7 +31,7 @@ from ...errors import ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from ..common import merge_dim
+from ..common import along, merge_dim
 from .index_inputs import checked_indices, require_integer, scalar_axis, value_infos
 
 _REDUCTIONS = ("none", "sum", "prod", "min", "max", "mean")
@@ -76,8 +76,7 @@ def _targets(indices: np.ndarray, data_shape: tuple[int, ...], axis: int) -> np.
     flat = idx * strides[axis]
     for d, n in enumerate(indices.shape):
         if d != axis:
-            flat += (np.arange(n, dtype=np.int64) * strides[d]).reshape([-1 if e == d else 1 for e in
-                                                                         range(indices.ndim)])
+            flat += (np.arange(n, dtype=np.int64) * strides[d]).reshape(along(d, indices.ndim))
     return flat
 
 
@@ -161,7 +160,7 @@ register(OpSpec(type="ScatterElementsUpdate", versions=("opset3",), inputs=(4, 4
                 infer=_infer, run=_run,
                 summary="Copy of data with updates written at indices along an axis (the last repeat wins)."))
 register(OpSpec(type="ScatterElementsUpdate", versions=("opset12",), inputs=(4, 4),
-                attrs=(Attr("reduction", "str", "none", choices={r: r for r in _REDUCTIONS}),
+                attrs=(Attr("reduction", "str", "none", choices=_REDUCTIONS),
                        Attr("use_init_val", "bool", True)),
                 infer=_infer, run=_run,
                 summary="ScatterElementsUpdate with reduction none/sum/prod/min/max/mean and use_init_val."))

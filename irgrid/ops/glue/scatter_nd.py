@@ -77,5 +77,5 @@ def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
 register(OpSpec(type="ScatterNDUpdate", versions=("opset4",), inputs=(3, 3), attrs=(),
                 infer=_infer, run=_run, summary="Replace elements or slices at N-D indices."))
 register(OpSpec(type="ScatterNDUpdate", versions=("opset15",), inputs=(3, 3),
-                attrs=(Attr("reduction", "str", "none", choices={r: r for r in ("none", *_REDUCTIONS)}),),
+                attrs=(Attr("reduction", "str", "none", choices=("none", *_REDUCTIONS)),),
                 infer=_infer, run=_run, summary="ScatterNDUpdate with a reduction (sum, sub, prod, min, max)."))
