@@ -1,4 +1,4 @@
-"""Build the Cython kernels in cython_kernels/ into irgrid._kernels, with OpenMP (where the compiler has it)
+"""Build the Cython kernels in kernels/cython/ into irgrid._kernels, with OpenMP (where the compiler has it)
 attached only to the modules that use it."""
 import os
 import subprocess
@@ -36,22 +36,22 @@ omp = openmp_flags()
 # intrinsics in the AVX2 headers (chosen at run time) are unaffected.
 STRICT = ["-ffp-contract=off"]
 # The C headers each kernel includes: a change to one rebuilds it.
-DEPENDS = {name: ["cython_kernels/worker_cpus.h"] for name in KERNELS if name != "_openmp"}
-DEPENDS["sampling"] += ["cython_kernels/simd_gather.h", "cython_kernels/simd_gather_body.h",
-                        "cython_kernels/simd_transpose.h"]
-DEPENDS["deform_columns"] += ["cython_kernels/simd_transpose.h"]
+DEPENDS = {name: ["kernels/cython/worker_cpus.h"] for name in KERNELS if name != "_openmp"}
+DEPENDS["sampling"] += ["kernels/cython/simd_gather.h", "kernels/cython/simd_gather_body.h",
+                        "kernels/cython/simd_transpose.h"]
+DEPENDS["deform_columns"] += ["kernels/cython/simd_transpose.h"]
 # deform_columns' scalar path fills small per-point tap arrays one value at a time and reads them right back;
 # GCC's SLP vectoriser turns those reads into 16-byte loads of values just stored as two 8-byte ones, which
 # the CPU cannot forward from its store buffer (a stall per point and tap: 3-D DeformConv took 1.2x the time).
 NO_SLP = {"deform_columns": ["-fno-tree-slp-vectorize"]}
 # numpy's C API: sampling.SamplePlan checks its arrays' dtype and shape without Python calls.
-numpy_api = dict(include_dirs=["cython_kernels", numpy.get_include()],
+numpy_api = dict(include_dirs=["kernels/cython", numpy.get_include()],
                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
 extensions = [
-    Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], depends=DEPENDS.get(name, []),
+    Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx"], depends=DEPENDS.get(name, []),
               extra_compile_args=["-O3", *STRICT, *NO_SLP.get(name, []), *omp], extra_link_args=omp, **numpy_api)
     for name in KERNELS
-] + [Extension(f"irgrid._kernels.{name}", [f"cython_kernels/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
+] + [Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
      for name in PLAIN]
-setup(ext_modules=cythonize(extensions, include_path=["cython_kernels"],
+setup(ext_modules=cythonize(extensions, include_path=["kernels/cython"],
                             compiler_directives={"language_level": 3}))

@@ -4,7 +4,7 @@ Numeric oracle: onnxruntime running the same pair as ONNX AffineGrid-20 -> GridS
 mode; 3-D linear and nearest, onnxruntime has no 3-D cubic), f64 rtol 1e-9 / atol 1e-12 and f32
 rtol 1e-5 / atol 1e-5 (the tolerances of the GridSample oracle tests; data standard normal).
 Fused against unfused (`compile_model(..., fuse=False)`): bitwise identical, f32 and f64, because
-both compute each coordinate with the same helper (cython_kernels/affine.pxd) and then the same taps.
+both compute each coordinate with the same helper (kernels/cython/affine.pxd) and then the same taps.
 Output sizes avoid size-1 dims under align_corners=1, where onnxruntime's AffineGrid differs from
 irgrid's defined 0 (tests/test_affine_grid.py covers that rule).
 """

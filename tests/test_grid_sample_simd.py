@@ -1,4 +1,4 @@
-"""GridSample's vector path (cython_kernels/simd_gather.h: 2-D nearest/linear/cubic, 3-D nearest/linear,
+"""GridSample's vector path (kernels/cython/simd_gather.h: 2-D nearest/linear/cubic, 3-D nearest/linear,
 8 f32 or 4 f64 points at a time) at its boundaries, against onnxruntime GridSample-20 in f64; every test
 also runs the scalar path (`sampling.use_simd(False)`, what IRGRID_SIMD=0 selects).
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-KERNELS = Path(__file__).resolve().parents[1] / "cython_kernels"
+KERNELS = Path(__file__).resolve().parents[1] / "kernels/cython"
 
 
 def _nogil_function_lines(source: str) -> set[int]:

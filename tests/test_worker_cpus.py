@@ -1,5 +1,5 @@
 """OpenMP workers run on the CPUs of the thread that imported their kernel module, not on the one core
-that OpenVINO pins the thread running an op to (cython_kernels/worker_cpus.h, docs/openvino.md).
+that OpenVINO pins the thread running an op to (kernels/cython/worker_cpus.h, docs/openvino.md).
 
 A new thread inherits the mask of the thread that starts it, and libgomp starts workers whenever a
 team grows, so each kernel module's workers set their own mask in their first parallel loop. Checked

@@ -1,1 +1,1 @@
-"""Compiled Cython kernels (sources in the top-level cython_kernels/ folder)."""
+"""Compiled Cython kernels (sources in the top-level kernels/cython/ folder)."""

@@ -29,7 +29,7 @@ from ..registry import OpSpec, RunContext, TensorInfo, all_specs, find, irgrid_o
 from ..threads import kernel_threads
 
 # Each kernel module gives its OpenMP workers the CPUs of the thread that imports it
-# (cython_kernels/worker_cpus.h): imported here, with irgrid.openvino, before OpenVINO runs an op on a
+# (kernels/cython/worker_cpus.h): imported here, with irgrid.openvino, before OpenVINO runs an op on a
 # thread it pinned to one core.
 from .._kernels import affine_grid_kernel, deform_columns, prior_boxes, sampling  # noqa: F401
 

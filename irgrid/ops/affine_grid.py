@@ -14,8 +14,8 @@ Where peers disagree, irgrid is defined (docs/semantics.md):
 - N = 1 works (the function body fails for it in onnx.reference);
 - f16 and bf16 are computed in f32 and returned in theta's type (bf16 rounded to nearest even, as
   every bf16 output is); f32 and f64 run natively.
-Kernel: cython_kernels/affine_grid_kernel.pyx; an AffineGrid feeding only GridSamples is fused into
-them by the executor (irgrid/runtime/fusion.py), with the same arithmetic (cython_kernels/affine.pxd).
+Kernel: kernels/cython/affine_grid_kernel.pyx; an AffineGrid feeding only GridSamples is fused into
+them by the executor (irgrid/runtime/fusion.py), with the same arithmetic (kernels/cython/affine.pxd).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Versions:
 - irgrid1 (irgrid's own): ONNX GridSample-22 semantics for data of any rank r + 2 (r >= 1). The
   opset-16 and com.microsoft names bilinear/bicubic are accepted, so this one layer carries ONNX
   16/20/22 and com.microsoft GridSample.
-Both run the same kernel (cython_kernels/sampling.pyx) through its one entry, `SamplePlan`; the
+Both run the same kernel (kernels/cython/sampling.pyx) through its one entry, `SamplePlan`; the
 semantics where peers disagree (nearest ties to even, per-tap cubic padding, NaN/Inf points) are
 documented in docs/semantics.md.
 """
