@@ -1,5 +1,10 @@
 """Build the Cython kernels in kernels/cython/ into irgrid._kernels, with OpenMP (where the compiler has it)
-attached only to the modules that use it."""
+attached only to the modules that use it, and the native OpenVINO extension library in kernels/openvino/
+(CMake, against the `openvino` package's C++ headers and CMake files) into irgrid/openvino/.
+
+setuptools drives CMake rather than a CMake-first backend (scikit-build-core, meson-python) because the
+Cython modules, their per-module OpenMP and vectoriser flags and the editable install already live
+here; the library is one CMake target, built after them by the same `pip install .`."""
 import os
 import subprocess
 import sys
@@ -9,6 +14,7 @@ from pathlib import Path
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 KERNELS = ["_openmp", "affine_grid_kernel", "deform_columns", "prior_boxes", "sampling"]  # use prange, or report on OpenMP
 PLAIN = ["constants"]  # no OpenMP: importing these must not load libgomp
@@ -53,5 +59,45 @@ extensions = [
     for name in KERNELS
 ] + [Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
      for name in PLAIN]
-setup(ext_modules=cythonize(extensions, include_path=["kernels/cython"],
-                            compiler_directives={"language_level": 3}))
+
+
+class BuildWithNativeLibrary(build_ext):
+    """build_ext, then kernels/openvino's CMake project into irgrid/openvino/libirgrid_openvino.so, with
+    libirgrid_openvino.json naming the OpenVINO version it was built against (irgrid.openvino.native).
+    Without a C++ compiler or CMake the library is left out with a warning (irgrid's Python ops still
+    carry the operators into OpenVINO), unless IRGRID_REQUIRE_NATIVE=1 makes that an error."""
+
+    def run(self) -> None:
+        super().run()
+        try:
+            self.build_native_library()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            if os.environ.get("IRGRID_REQUIRE_NATIVE") == "1":
+                raise
+            print(f"warning: the native OpenVINO extension library was not built ({exc}); "
+                  "irgrid's Python ops remain", file=sys.stderr)
+
+    def build_native_library(self) -> None:
+        import json
+
+        import openvino
+        import openvino.utils
+
+        build = Path(self.build_temp, "openvino_extension").resolve()
+        build.mkdir(parents=True, exist_ok=True)
+        cmake = os.environ.get("CMAKE", "cmake")
+        subprocess.run([cmake, "-S", str(Path("kernels/openvino").resolve()), "-B", str(build), "-G", "Ninja",
+                        "-DCMAKE_BUILD_TYPE=Release", f"-DOpenVINO_DIR={openvino.utils.get_cmake_path()}",
+                        f"-DTBB_DIR={openvino.utils.get_cmake_path()}",
+                        # installed beside the openvino package: site-packages/{irgrid/openvino, openvino/libs}
+                        "-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON", "-DCMAKE_INSTALL_RPATH=$ORIGIN/../../openvino/libs"],
+                       check=True)
+        subprocess.run([cmake, "--build", str(build), "--parallel", str(os.cpu_count() or 1)], check=True)
+        target = Path("irgrid/openvino") if self.inplace else Path(self.build_lib, "irgrid/openvino")
+        target.mkdir(parents=True, exist_ok=True)
+        self.copy_file(str(build / "libirgrid_openvino.so"), str(target / "libirgrid_openvino.so"))
+        (target / "libirgrid_openvino.json").write_text(json.dumps({"openvino": openvino.__version__}) + "\n")
+
+
+setup(ext_modules=cythonize(extensions, include_path=["kernels/cython"], compiler_directives={"language_level": 3}),
+      cmdclass={"build_ext": BuildWithNativeLibrary})

@@ -57,6 +57,13 @@ class _UsageError(Exception):
     pass
 
 
+def _print_extension(compiled: object) -> None:
+    """Which irgrid extension OpenVINO runs (the native library, or the Python ops and why)."""
+    extension = getattr(compiled, "extension", None)
+    if extension:
+        print(f"Extension: {extension}")
+
+
 def _add_model(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", nargs="?", help="model .xml (its .bin beside it)")
     parser.add_argument("-m", dest="model_option", metavar="MODEL", help="the model, as benchmark_app's -m")
@@ -293,6 +300,7 @@ def _infer(args) -> int:
     compiled, why = open_model(_model_path(args), args.device, parse_shapes(args.shape) or None,
                                get_num_threads(), profile=args.pc)
     print(f"Device: {why}")
+    _print_extension(compiled)
     if args.plan:
         describe = getattr(compiled, "describe", None)  # irgrid's runtime has a plan; OpenVINO's does not
         print(describe() if describe else "Plan: none (OpenVINO runs this model)")
@@ -391,6 +399,7 @@ def _batch(args) -> int:
     compiled, why = open_model(model, args.device, None, threads)
     device = "irgrid" if isinstance(compiled, CompiledModel) else "openvino"
     print(f"Device: {why}")
+    _print_extension(compiled)
     files, skipped = batch.pending_files(input_dir, output_dir)
     note = f" ({skipped} skipped: output exists)" if skipped else ""
     print(f"Inputs: {len(files)} to run under {args.input}{note}")

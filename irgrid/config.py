@@ -19,7 +19,18 @@ def config() -> dict:
         "available_cores": available_cores(),
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
         "GOMP_SPINCOUNT": os.environ.get("GOMP_SPINCOUNT"),
+        "openvino_library": _native_library(),
     }
+
+
+def _native_library() -> str:
+    """The native OpenVINO extension library's path and the OpenVINO it was built for, or why there is none."""
+    from .openvino.native import NativeLibraryError, built_for, library_path
+
+    try:
+        return f"{library_path()} (built for OpenVINO {built_for()})"
+    except NativeLibraryError as exc:
+        return f"none: {exc.reason}"
 
 
 def show_config() -> None:

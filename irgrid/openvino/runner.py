@@ -28,6 +28,7 @@ from ..ir.reader import read_ir
 from ..registry import TensorInfo, irgrid_owned
 from ..shapes import name_single_input, shape_arg
 from .conversion import conversion_extensions
+from .native import NativeLibraryError, library_path
 from .ops import extensions, stand_in_class
 
 # A Python exception's line inside OpenVINO's message (an irgrid op or conversion rule raised it).
@@ -51,8 +52,10 @@ class OpenVINOModel:
         self.threads = threads
         _refuse_in_a_fork_child()
         marks.openvino = True
-        core = ov.Core()
-        core.add_extension(extensions())
+        # Kept as long as the model: the Core holds the native library, whose code the model's irgrid ops
+        # run (and are destroyed by); freed first, it would unload the library under them.
+        self._core = core = ov.Core()
+        self.extension = add_irgrid_extension(core)
         core.add_extension(conversion_extensions())
         config = {"INFERENCE_PRECISION_HINT": "f32", "PERF_COUNT": "YES" if profile else "NO"}
         if threads:
@@ -120,6 +123,18 @@ class OpenVINOModel:
 
 # How OpenVINO reports a KeyboardInterrupt raised inside an irgrid op's evaluate (a RuntimeError).
 _PYTHON_INTERRUPT = "KeyboardInterrupt"
+
+
+def add_irgrid_extension(core: ov.Core) -> str:
+    """irgrid's operators into `core`: the native library where it can be used, else irgrid's Python ops;
+    returns which, for the device line."""
+    try:
+        path = library_path()
+    except NativeLibraryError as exc:
+        core.add_extension(extensions())
+        return f"irgrid's Python ops; {exc.reason}"
+    core.add_extension(str(path))
+    return "irgrid's native extension"
 
 
 def _refuse_in_a_fork_child() -> None:

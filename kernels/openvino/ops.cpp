@@ -1,0 +1,223 @@
+// What irgrid's ops compute inside OpenVINO: the C core's kernels (kernels/core), driven on the
+// stream's threads (drive.hpp), over the inputs in the type irgrid's runtime computes in (tensors.hpp).
+#include "ops.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "drive.hpp"
+#include "errors.hpp"
+#include "tensors.hpp"
+
+extern "C" {
+#include "affine_grid.h"
+#include "deform_im2col.h"
+#include "grid_sample.h"
+}
+
+namespace irgrid_ov {
+
+// IRGRID_SIMD=0 keeps the kernels' portable scalar paths, as it does in irgrid's runtime.
+static bool simd_allowed() {
+    const char* flag = std::getenv("IRGRID_SIMD");
+    return !(flag && std::strcmp(flag, "0") == 0);
+}
+
+static int code_of(const std::string& name, std::initializer_list<const char*> names) {
+    int code = 0;
+    for (const char* candidate : names) {
+        if (name == candidate) return code;
+        code++;
+    }
+    throw std::logic_error("unknown attribute value " + name);
+}
+
+// --- GridSample: irgrid/ops/grid_sample.py's `sample` ---
+
+template <class T>
+static void grid_sample(const Attrs& attrs, const ov::Tensor& data, const ov::Tensor& grid, ov::Tensor& out) {
+    std::vector<T> data_copy, grid_copy, out_copy;
+    const auto& x_shape = data.get_shape();
+    const auto& y_shape = out.get_shape();
+    irgrid_grid_sample p{};
+    p.dtype = sizeof(T) == 4 ? IRGRID_F32 : IRGRID_F64;
+    p.batch = (irgrid_index)x_shape[0];
+    p.channels = (irgrid_index)x_shape[1];
+    p.rank = (irgrid_index)x_shape.size() - 2;
+    for (irgrid_index k = 0; k < p.rank; k++) {
+        p.dims[k] = (irgrid_index)x_shape[k + 2];
+        p.out_dims[k] = (irgrid_index)y_shape[k + 2];
+    }
+    if (out.get_size() == 0) return;
+    p.mode = code_of(attrs.at("mode").text, {"nearest", "linear", "cubic"});
+    p.padding = code_of(attrs.at("padding_mode").text, {"zeros", "border", "reflection"});
+    p.align_corners = attrs.at("align_corners").flag;
+    p.data = values_as<T>(data, data_copy);
+    p.coords = values_as<T>(grid, grid_copy);
+    T* y = results_as<T>(out, out_copy);
+    p.output = y;
+    p.simd = simd_allowed();
+    p.interleave = IRGRID_POLICY_AUTO;
+    p.binning = IRGRID_POLICY_AUTO;
+    p.threads = arena_threads();
+    drive(p, p.threads, irgrid_grid_sample_plan, irgrid_grid_sample_run);
+    if (!out_copy.empty()) store(y, out);
+}
+
+void GridSample::compute(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
+    const auto data_type = inputs[0].get_element_type();
+    // Wide integers are computed in f64 (their values exceed f32's mantissa), as is anything sampled
+    // with an f64 operand; everything else in f32.
+    const bool wide = data_type.is_integral_number() && data_type.size() >= 4;
+    if (wide || data_type == ov::element::f64 || inputs[1].get_element_type() == ov::element::f64)
+        grid_sample<double>(m_attrs, inputs[0], inputs[1], outputs[0]);
+    else
+        grid_sample<float>(m_attrs, inputs[0], inputs[1], outputs[0]);
+}
+
+// --- AffineGrid: irgrid/ops/affine_grid.py's `affine_grid` ---
+
+template <class T>
+static void affine_grid(const Attrs& attrs, const ov::Tensor& theta, ov::Tensor& out) {
+    std::vector<T> theta_copy, out_copy;
+    const auto& y_shape = out.get_shape();
+    if (out.get_size() == 0) return;
+    irgrid_affine_grid p{};
+    p.dtype = sizeof(T) == 4 ? IRGRID_F32 : IRGRID_F64;
+    p.batch = (irgrid_index)y_shape[0];
+    p.rank = (irgrid_index)y_shape.size() - 2;
+    for (irgrid_index k = 0; k < p.rank; k++) p.out_dims[k] = (irgrid_index)y_shape[k + 1];
+    p.align_corners = attrs.at("align_corners").flag;
+    p.theta = values_as<T>(theta, theta_copy);
+    T* grid = results_as<T>(out, out_copy);
+    p.grid = grid;
+    p.threads = arena_threads();
+    drive(p, p.threads, irgrid_affine_grid_plan, irgrid_affine_grid_run);
+    if (!out_copy.empty()) store(grid, out);
+}
+
+void AffineGrid::compute(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
+    if (inputs[0].get_element_type() == ov::element::f64)
+        affine_grid<double>(m_attrs, inputs[0], outputs[0]);
+    else
+        affine_grid<float>(m_attrs, inputs[0], outputs[0]);
+}
+
+// --- DeformConv: irgrid/ops/deform_conv.py's `convolve`, with the GEMM written out ---
+
+// Output points per tile: the tile's columns stay within this many bytes (or one point's).
+static const size_t TILE_BYTES = 64u << 20;
+
+template <class T>
+static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::Tensor& out) {
+    const auto& x_shape = inputs[0].get_shape();
+    const auto& w_shape = inputs[1].get_shape();
+    const auto& y_shape = out.get_shape();
+    if (out.get_size() == 0) return;
+    const int rank = (int)x_shape.size() - 2;
+    const irgrid_index batch = (irgrid_index)x_shape[0], channels = (irgrid_index)x_shape[1];
+    const irgrid_index out_channels = (irgrid_index)w_shape[0];
+    const irgrid_index group = attrs.at("group").integer, per_group = out_channels / group;
+    std::vector<int64_t> kernel(w_shape.begin() + 2, w_shape.end());
+    const Geometry geometry = deform_conv_geometry(attrs, kernel);
+    irgrid_index plane = 1, points = 1, kernel_size = 1;
+    for (int d = 0; d < rank; d++) {
+        plane *= (irgrid_index)x_shape[d + 2];
+        points *= (irgrid_index)y_shape[d + 2];
+        kernel_size *= kernel[d];
+    }
+    const irgrid_index group_rows = kernel_size * (channels / group);
+    std::vector<T> x_copy, w_copy, offsets_copy, bias_copy, mask_copy, y_copy;
+    const T* x = values_as<T>(inputs[0], x_copy);
+    const T* w = values_as<T>(inputs[1], w_copy);
+    const T* offsets = values_as<T>(inputs[2], offsets_copy);
+    const T* bias = inputs.size() > 3 && inputs[3].get_size() ? values_as<T>(inputs[3], bias_copy) : nullptr;
+    const T* mask = inputs.size() > 4 ? values_as<T>(inputs[4], mask_copy) : nullptr;
+    T* y = results_as<T>(out, y_copy);
+    // The filters as (group, K * C / group, oC / group), rows in the columns' (k, c) order.
+    std::vector<T> weights((size_t)(group * group_rows * per_group));
+    const irgrid_index cg = channels / group;
+    for (irgrid_index g = 0; g < group; g++)
+        for (irgrid_index o = 0; o < per_group; o++)
+            for (irgrid_index c = 0; c < cg; c++)
+                for (irgrid_index k = 0; k < kernel_size; k++)
+                    weights[(size_t)((g * group_rows + k * cg + c) * per_group + o)] =
+                        w[(size_t)(((g * per_group + o) * cg + c) * kernel_size + k)];
+    const irgrid_index tile = std::max<irgrid_index>(1, std::min<irgrid_index>(points, (irgrid_index)(TILE_BYTES / sizeof(T) / (size_t)(channels * kernel_size))));
+    std::vector<T> data((size_t)(plane * channels)), columns((size_t)(channels * kernel_size * tile));
+    const int threads = arena_threads();
+    for (irgrid_index item = 0; item < batch; item++) {
+        irgrid_deform_transpose t{};
+        t.f64 = sizeof(T) == 8;
+        t.simd = simd_allowed() ? IRGRID_DEFORM_SIMD_AUTO : IRGRID_DEFORM_SIMD_BASELINE;
+        t.rows = channels;
+        t.cols = plane;
+        t.src_stride = plane;
+        t.dst_stride = channels;
+        t.src = x + item * channels * plane;
+        t.dst = data.data();
+        drive(t, threads, irgrid_deform_transpose_plan, irgrid_deform_transpose_run);
+        for (irgrid_index start = 0; start < points; start += tile) {
+            const irgrid_index stop = std::min(start + tile, points);
+            irgrid_deform_im2col p{};
+            p.f64 = sizeof(T) == 8;
+            p.rank = rank;
+            p.channels = channels;
+            for (int d = 0; d < rank; d++) {
+                p.in_dims[d] = (irgrid_index)x_shape[d + 2];
+                p.out_dims[d] = (irgrid_index)y_shape[d + 2];
+                p.kernel[d] = geometry.kernel[d];
+                p.strides[d] = geometry.strides[d];
+                p.dilations[d] = geometry.dilations[d];
+                p.pads_begin[d] = geometry.pads_begin[d];
+            }
+            p.groups = group;
+            p.offset_groups = attrs.at("offset_group").integer;
+            p.has_offsets = 1;
+            p.has_mask = mask != nullptr;
+            p.boundary = IRGRID_DEFORM_ZEROS;
+            p.tile_start = start;
+            p.tile_stop = stop;
+            p.simd = t.simd;
+            p.x = data.data();
+            p.offsets = offsets + item * (inputs[2].get_size() / batch);
+            p.mask = mask ? mask + item * (inputs[4].get_size() / batch) : nullptr;
+            p.col = columns.data();
+            drive(p, threads, irgrid_deform_im2col_plan, irgrid_deform_im2col_run);
+            // y[o, q] = bias[o] + sum over rows j of columns[q, j] * weights[j, o], j in order.
+            const irgrid_index n = stop - start;
+            tbb::parallel_for(tbb::blocked_range<irgrid_index>(0, group * n, 16), [&](const tbb::blocked_range<irgrid_index>& range) {
+                std::vector<T> acc((size_t)per_group);
+                for (irgrid_index u = range.begin(); u < range.end(); u++) {
+                    const irgrid_index g = u / n, q = u % n;
+                    const T* col = columns.data() + (g * n + q) * group_rows;
+                    const T* wg = weights.data() + g * group_rows * per_group;
+                    std::fill(acc.begin(), acc.end(), T(0));
+                    for (irgrid_index j = 0; j < group_rows; j++) {
+                        const T a = col[j];
+                        const T* wj = wg + j * per_group;
+                        for (irgrid_index o = 0; o < per_group; o++) acc[o] += a * wj[o];
+                    }
+                    T* yq = y + (item * out_channels + g * per_group) * points + start + q;
+                    for (irgrid_index o = 0; o < per_group; o++) yq[o * points] = bias ? acc[o] + bias[g * per_group + o] : acc[o];
+                }
+            });
+        }
+    }
+    if (!y_copy.empty()) store(y, out);
+}
+
+void DeformConv::compute(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
+    bool f64 = false;
+    for (const auto& tensor : inputs) f64 = f64 || tensor.get_element_type() == ov::element::f64;
+    if (f64)
+        deform_conv<double>(m_attrs, inputs, outputs[0]);
+    else
+        deform_conv<float>(m_attrs, inputs, outputs[0]);
+}
+
+}  // namespace irgrid_ov

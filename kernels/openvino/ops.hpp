@@ -1,0 +1,41 @@
+// irgrid's own operators (version irgrid1) as native OpenVINO ops, one class per (type, version).
+#pragma once
+
+#include "op.hpp"
+
+namespace irgrid_ov {
+
+class GridSample : public IrgridOp {
+public:
+    OPENVINO_OP("GridSample", "irgrid1");
+    GridSample() : IrgridOp("GridSample", "irgrid1") {}
+    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& args) const override { return clone_as<GridSample>(args); }
+
+protected:
+    std::vector<Info> infer(const std::vector<Info>& inputs) const override { return infer_grid_sample(m_attrs, inputs); }
+    void compute(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
+};
+
+class AffineGrid : public IrgridOp {
+public:
+    OPENVINO_OP("AffineGrid", "irgrid1");
+    AffineGrid() : IrgridOp("AffineGrid", "irgrid1") {}
+    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& args) const override { return clone_as<AffineGrid>(args); }
+
+protected:
+    std::vector<Info> infer(const std::vector<Info>& inputs) const override { return infer_affine_grid(m_attrs, inputs); }
+    void compute(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
+};
+
+class DeformConv : public IrgridOp {
+public:
+    OPENVINO_OP("DeformConv", "irgrid1");
+    DeformConv() : IrgridOp("DeformConv", "irgrid1") {}
+    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& args) const override { return clone_as<DeformConv>(args); }
+
+protected:
+    std::vector<Info> infer(const std::vector<Info>& inputs) const override { return infer_deform_conv(m_attrs, inputs); }
+    void compute(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
+};
+
+}  // namespace irgrid_ov

@@ -1,0 +1,467 @@
+"""irgrid's native OpenVINO extension library (kernels/openvino, built by `pip install .`).
+
+What it must be: a library OpenVINO loads without Python (one exported symbol, no Python or OpenMP
+symbol, no libpython), carrying the irgrid-owned operators with irgrid's attribute parsing, shape
+inference and error wording (compared with irgrid's Python ops, which run irgrid's registry code), and
+the same bits as irgrid's runtime, whose kernels it shares. Numeric oracles: irgrid's runtime bitwise
+(the same C core; f32), the Python ops inside OpenVINO bitwise (every dtype: the CPU plugin converts
+around both alike), and the ONNX backend node cases (onnx's own expected outputs, the tolerances of
+test_grid_sample_onnx_backend.py). A missing library fails these tests: it is never skipped.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import pytest
+
+import irgrid
+import irgrid.openvino as iov
+from irgrid.builder import IRBuilder
+from irgrid.openvino import native
+
+ROOT = Path(__file__).resolve().parents[1]
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+# The line of an irgrid error inside OpenVINO's message: its class, where, why.
+ERROR_LINE = re.compile(r"^[A-Z]\w*Error: .*$", re.M)
+
+
+@cache
+def native_core() -> ov.Core:
+    """One Core for the session: it holds the library, and freeing it before the ops read through it
+    would unload their code under them (as with any OpenVINO extension library)."""
+    core = ov.Core()
+    core.add_extension(str(iov.library_path()))
+    return core
+
+
+@cache
+def python_core() -> ov.Core:
+    core = ov.Core()
+    core.add_extension(iov.extensions())
+    return core
+
+
+def error_line(core: ov.Core, path: Path) -> str:
+    with pytest.raises(RuntimeError) as info:
+        core.read_model(str(path))
+    lines = ERROR_LINE.findall(str(info.value))
+    assert lines, str(info.value)
+    return lines[0]
+
+
+# --- what the library is ------------------------------------------------------------------------
+
+def test_library_is_built_for_this_openvino():
+    path = iov.library_path()
+    assert path.is_file() and path.name == native.LIBRARY_NAME
+    assert native.built_for().split("-")[0] == ov.__version__.split("-")[0]
+
+
+def test_exports_only_create_extensions_and_needs_no_python():
+    path = str(iov.library_path())
+    defined = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+    assert [line.split()[-1] for line in defined.splitlines()] == ["create_extensions"]
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", path], capture_output=True, text=True,
+                               check=True).stdout.split()
+    assert not [s for s in undefined if s.startswith(("Py", "_Py", "GOMP_", "omp_"))]
+    needed = re.findall(r"\(NEEDED\).*\[(.+)\]", subprocess.run(["readelf", "-d", path], capture_output=True,
+                                                                text=True, check=True).stdout)
+    assert needed and not [lib for lib in needed if "python" in lib or "gomp" in lib]
+
+
+def test_descriptions_are_generated_from_the_registry():
+    assert (ROOT / "kernels/openvino/descriptions.inc").read_text() == native.descriptions(), \
+        "run `python -m irgrid.openvino.native` to regenerate kernels/openvino/descriptions.inc"
+
+
+# A minimal valid layer of each irgrid-owned operator: (inputs as (shape, element type)).
+MINIMAL = {
+    ("GridSample", "irgrid1"): [("1,1,4,4", "f32"), ("1,2,2,2", "f32")],
+    ("AffineGrid", "irgrid1"): [("1,2,3", "f32"), ("4", "i64")],
+    ("DeformConv", "irgrid1"): [("1,1,4,4", "f32"), ("1,1,3,3", "f32"), ("1,18,2,2", "f32")],
+}
+_PRECISIONS = {"f32": "FP32", "f64": "FP64", "f16": "FP16", "bf16": "BF16", "i64": "I64", "i32": "I32", "u8": "U8"}
+
+
+def single_layer(tmp_path: Path, type_: str, attrs: dict[str, str], inputs: list[tuple[str, str]],
+                 version: str = "irgrid1") -> Path:
+    """An IR of Parameters (shape text, element type) feeding one layer; its output port's dims are left
+    to OpenVINO's shape inference (the op's own)."""
+    layers, edges, n = [], [], len(inputs)
+    for i, (shape, et) in enumerate(inputs):
+        layers.append(f'<layer id="{i}" name="in{i}" type="Parameter" version="opset1"><data shape="{shape}" '
+                      f'element_type="{et}"/><output><port id="0" precision="{_PRECISIONS[et]}"/></output></layer>')
+        edges.append(f'<edge from-layer="{i}" from-port="0" to-layer="{n}" to-port="{i}"/>')
+    data = " ".join(f'{key}="{value}"' for key, value in attrs.items())
+    ports = "".join(f'<port id="{i}"/>' for i in range(n))
+    layers.append(f'<layer id="{n}" name="op" type="{type_}" version="{version}"><data {data}/><input>{ports}</input>'
+                  f'<output><port id="{n}" precision="FP32"/></output></layer>')
+    layers.append(f'<layer id="{n + 1}" name="out" type="Result" version="opset1"><input><port id="0"/></input></layer>')
+    edges.append(f'<edge from-layer="{n}" from-port="{n}" to-layer="{n + 1}" to-port="0"/>')
+    path = tmp_path / f"{type_}.xml"
+    path.write_text(f'<?xml version="1.0"?><net name="single" version="11"><layers>{"".join(layers)}</layers>'
+                    f'<edges>{"".join(edges)}</edges></net>')
+    path.with_suffix(".bin").write_bytes(b"")
+    return path
+
+
+def test_every_irgrid_owned_operator_is_in_the_library(tmp_path):
+    owned = {(s.type, v) for s in irgrid.registry.all_specs() if not s.native for v in s.versions}
+    assert owned == set(MINIMAL) == set(re.findall(r'\{"(\w+)", "(\w+)", \d', native.descriptions()))
+    core = native_core()
+    for (type_, version), inputs in MINIMAL.items():
+        (op,) = [op for op in core.read_model(single_layer(tmp_path, type_, {}, inputs, version)).get_ordered_ops()
+                 if op.get_type_name() == type_]
+        assert op.get_type_info().version_id == version
+
+
+def test_missing_or_mismatched_library_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(native, "_HERE", tmp_path)
+    with pytest.raises(native.NativeLibraryError, match="was not built .*pip install"):
+        native.library_path()
+    (tmp_path / native.LIBRARY_NAME).write_bytes(b"")
+    (tmp_path / "libirgrid_openvino.json").write_text('{"openvino": "2020.1.0-1-abc"}')
+    with pytest.raises(native.NativeLibraryError, match="built for OpenVINO 2020.1.0-1-abc, this process imports"):
+        native.library_path()
+
+
+def test_config_names_the_library():
+    assert str(iov.library_path()) in irgrid.config.config()["openvino_library"]
+
+
+# --- attributes and shapes, as irgrid's registry code gives them (through the Python ops) ---------
+
+BAD_ATTRIBUTES = [
+    ("GridSample", {"mode": "cubicx"}), ("GridSample", {"mode": " Bicubic "}), ("GridSample", {"align_corners": "yes"}),
+    ("GridSample", {"align_corners": "2"}), ("GridSample", {"padding_mode": "it's"}), ("GridSample", {"mode": ""}),
+    ("AffineGrid", {"align_corners": "truee"}), ("AffineGrid", {"align_corners": " TRUE "}),
+    ("DeformConv", {"group": "1.5"}), ("DeformConv", {"group": "0"}), ("DeformConv", {"group": "99999999999999999999"}),
+    ("DeformConv", {"group": "9223372036854775808"}), ("DeformConv", {"group": "-9223372036854775808"}),
+    ("DeformConv", {"strides": "1, 0"}), ("DeformConv", {"strides": "[2,2]"}), ("DeformConv", {"pads": "1,a"}),
+    ("DeformConv", {"dilations": ""}), ("DeformConv", {"pads": "1,2,3"}), ("DeformConv", {"kernel_shape": "2,2"}),
+    ("DeformConv", {"offset_group": "3"}), ("DeformConv", {"strides": "1,1,1"}), ("DeformConv", {"group": "+1"}),
+]
+
+
+@pytest.mark.parametrize("type_, attrs", BAD_ATTRIBUTES, ids=[f"{t}-{a}" for t, a in BAD_ATTRIBUTES])
+def test_attributes_parse_as_irgrid_parses_them(tmp_path, type_, attrs):
+    """Each case reads the same through the library and through irgrid's Python ops: the same error line,
+    or, where irgrid accepts the text, the same canonical attributes and output."""
+    path = single_layer(tmp_path, type_, attrs, MINIMAL[(type_, "irgrid1")])
+    results = []
+    for core in (python_core(), native_core()):
+        try:
+            model = core.read_model(str(path))
+        except RuntimeError as exc:
+            lines = ERROR_LINE.findall(str(exc))
+            assert lines, str(exc)
+            results.append(lines[0])
+            continue
+        (op,) = [op for op in model.get_ordered_ops() if op.get_type_name() == type_]
+        results.append((op.get_attributes(), op.get_output_partial_shape(0).to_string()))
+    assert results[0] == results[1]
+
+
+SHAPES = [
+    ("GridSample", {"mode": "bicubic"}, [("1,2,?,5", "f32"), ("?,3,4,2", "f32")]),
+    ("GridSample", {}, [("1,2,5", "f32"), ("1,3,4,2", "f32")]),
+    ("GridSample", {}, [("2,3,5,6,7", "f32"), ("2,4,5,6,3", "f32")]),
+    ("GridSample", {}, [("2,3,5,6", "f32"), ("3,4,5,2", "f32")]),
+    ("GridSample", {}, [("2,3,5", "f32"), ("2,4,2", "f32")]),
+    ("GridSample", {}, [("2,3", "f32"), ("2,3", "f32")]),
+    ("GridSample", {}, [("2,3,0,4", "f32"), ("2,1,1,2", "f32")]),
+    ("GridSample", {}, [("2,3,4,4", "f32"), ("2,1,1,2", "i32")]),
+    ("GridSample", {}, [("2,3,4,4", "u8"), ("2,1,1,2", "f16")]),
+    ("GridSample", {"mode": "cubic"}, [("1,1,2,2,2,2,2,2,2", "f32"), ("1,1,1,1,1,1,1,1,7", "f32")]),
+    ("GridSample", {}, [("...", "f32"), ("1,1,1,2", "f32")]),
+    ("AffineGrid", {}, [("2,2,3", "f32"), ("4", "i64")]),
+    ("AffineGrid", {}, [("2,3,4", "f32"), ("?", "i64")]),
+    ("AffineGrid", {}, [("2,?,?", "f32"), ("?", "i64")]),
+    ("AffineGrid", {}, [("2,3,3", "f32"), ("?", "i64")]),
+    ("AffineGrid", {}, [("2,2,3", "f32"), ("5", "i64")]),
+    ("AffineGrid", {}, [("2,2,3", "f32"), ("6", "i32")]),
+    ("AffineGrid", {}, [("2,2,3", "i32"), ("4", "i64")]),
+    ("AffineGrid", {}, [("2,2,3", "f32"), ("4", "f32")]),
+    ("DeformConv", {}, [("1,4,8,8", "f32"), ("2,4,3,3", "f32"), ("1,18,6,6", "f32")]),
+    ("DeformConv", {"pads": "1", "strides": "2"}, [("1,4,8,?", "f32"), ("2,4,3,3", "f32"), ("1,18,4,?", "f32")]),
+    ("DeformConv", {"group": "2", "offset_group": "2"},
+     [("2,4,9,8,7", "f32"), ("6,2,2,2,2", "f32"), ("2,48,8,7,6", "f32"), ("6", "f32"), ("2,16,8,7,6", "f32")]),
+    ("DeformConv", {}, [("1,4,8,8", "f32"), ("2,4,3,3", "f32"), ("1,18,6,5", "f32")]),
+    ("DeformConv", {}, [("1,4,8,8", "f32"), ("2,3,3,3", "f32"), ("1,18,6,6", "f32")]),
+    ("DeformConv", {}, [("1,4,2,2", "f32"), ("2,4,3,3", "f32"), ("1,18,6,6", "f32")]),
+    ("DeformConv", {}, [("1,4,8,8", "f32"), ("2,4,3,3", "f64"), ("1,18,6,6", "f32")]),
+    ("DeformConv", {}, [("1,4,8,8", "f32"), ("2,4,3,3", "f32"), ("1,18,6,6", "f32"), ("3", "f32")]),
+    ("DeformConv", {}, [("1,4,8,8", "f32"), ("2,4,3,3", "f32"), ("1,18,6,6", "f32"), ("0", "f32"), ("1,9,6,6", "f32")]),
+    ("DeformConv", {}, [("1,4,8,8", "f32"), ("2,4,0,3", "f32"), ("1,18,6,6", "f32")]),
+    ("DeformConv", {}, [("1,4,8,8", "f32"), ("2,4,3,3", "f32")]),
+]
+
+
+@pytest.mark.parametrize("type_, attrs, inputs", SHAPES, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(SHAPES)])
+def test_shape_inference_as_irgrid_infers(tmp_path, type_, attrs, inputs):
+    """Static, dynamic and wrong shapes and types: the same output shape and type, or the same error line."""
+    path = single_layer(tmp_path, type_, attrs, inputs)
+    results = []
+    for core in (python_core(), native_core()):
+        try:
+            model = core.read_model(str(path))
+        except RuntimeError as exc:
+            lines = ERROR_LINE.findall(str(exc))
+            assert lines, str(exc)
+            results.append(lines[0])
+            continue
+        (op,) = [op for op in model.get_ordered_ops() if op.get_type_name() == type_]
+        results.append((op.get_output_partial_shape(0).to_string(), op.get_output_element_type(0).get_type_name()))
+    assert results[0] == results[1]
+
+
+# --- where users meet it ------------------------------------------------------------------------
+
+SAMPLE = ROOT / "samples" / "volume_warp"
+
+
+@pytest.fixture(scope="module")
+def cpp_program(tmp_path_factory) -> Path:
+    """samples/cpp built against the openvino package's CMake files, as its CMakeLists.txt says."""
+    import openvino.utils
+
+    build = tmp_path_factory.mktemp("cpp")
+    cmake_dir = openvino.utils.get_cmake_path()
+    subprocess.run(["cmake", "-S", str(ROOT / "samples" / "cpp"), "-B", str(build), f"-DOpenVINO_DIR={cmake_dir}",
+                    f"-DTBB_DIR={cmake_dir}"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    return build / "run_model"
+
+
+def test_cpp_program_runs_a_sample_without_python(cpp_program, tmp_path):
+    """A C++ program in an empty environment (no PYTHONPATH, no LD_LIBRARY_PATH) loads the library and runs
+    the bundled 3-D cubic warp: the bits of the same model in OpenVINO with irgrid's Python ops (the glue
+    layers run in OpenVINO both ways), and irgrid's runtime within f32 rounding of the glue (1e-5)."""
+    inputs = dict(np.load(SAMPLE / "inputs.npz"))
+    reference = python_core().compile_model(str(SAMPLE / "model.xml"), "CPU", F32)
+    files = []
+    for port in reference.inputs:
+        files.append(tmp_path / f"{port.get_any_name()}.raw")
+        np.ascontiguousarray(inputs[port.get_any_name()]).tofile(files[-1])
+    proc = subprocess.run(["env", "-i", str(cpp_program), str(iov.library_path()), str(SAMPLE / "model.xml"),
+                           *map(str, files), "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    expected = reference(inputs)
+    runtime = irgrid.compile_model(SAMPLE / "model.xml")(inputs)
+    for k, (port, (name, ours)) in enumerate(zip(reference.outputs, runtime.items())):
+        want = np.asarray(expected[port])
+        got = np.fromfile(tmp_path / f"out{k}.raw", dtype=want.dtype).reshape(want.shape)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_allclose(got, ours, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_benchmark_app_runs_the_library():
+    """The benchmark_app the openvino package installs, with -extensions (library paths only)."""
+    benchmark_app = Path(sys.executable).with_name("benchmark_app")  # the openvino package's script
+    proc = subprocess.run([str(benchmark_app), "-m", str(SAMPLE / "model.xml"),
+                           "-extensions", str(iov.library_path()), "-d", "CPU", "-niter", "5", "-hint", "latency",
+                           "-infer_precision", "f32"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert re.search(r"Throughput:\s+[\d.]+ FPS", proc.stdout), proc.stdout[-2000:]
+
+
+# --- the same numbers -----------------------------------------------------------------------------
+
+def _compile(core: ov.Core, path: Path, threads: int = 0, streams: int = 1) -> ov.CompiledModel:
+    config = dict(F32, NUM_STREAMS=streams)
+    if threads:
+        config["INFERENCE_NUM_THREADS"] = threads
+    return core.compile_model(str(path), "CPU", config)
+
+
+def _random_grid(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Uniform over a little more than [-1, 1], with NaN, +-Inf and huge coordinates sprinkled in."""
+    g = rng.uniform(-1.3, 1.3, shape).astype(np.float32)
+    flat = g.reshape(-1)
+    for start, value in ((3, np.nan), (5, np.inf), (7, -np.inf), (11, 1e31), (13, -3e30), (17, 0.5)):
+        flat[start::41] = value
+    return g
+
+
+def _grid_sample_ir(tmp_path: Path, x_shape, g_shape, mode: str, padding: str, align: bool,
+                    x_type: str = "f32", g_type: str = "f32") -> Path:
+    b = IRBuilder("grid_sample")
+    x = b.parameter("x", x_shape, x_type)
+    g = b.parameter("g", g_shape, g_type)
+    (y,) = b.layer("GridSample", "irgrid1", [x, g], {"mode": mode, "padding_mode": padding, "align_corners": align})
+    b.result(y)
+    path = tmp_path / "grid_sample.xml"
+    b.save(path)
+    return path
+
+
+GRID_SAMPLE_CONFIGS = [  # (x shape, grid's output dims): every path of the kernel (scalar, gather,
+    # interleaved, 2-D and 3-D cubic runs, binned 3-D cubic), ranks 1 to 4
+    ((2, 3, 9), (7,)), ((1, 1, 6, 7), (5, 4)), ((2, 5, 8, 9), (6, 7)), ((1, 16, 12, 10), (9, 11)),
+    ((1, 2, 5, 6, 7), (4, 5, 3)), ((1, 9, 6, 7, 8), (5, 6, 7)), ((1, 8, 10, 12, 14), (40, 30, 24)),
+    ((1, 2, 3, 4, 3, 4), (2, 3, 2, 3)),
+]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_gives_irgrid_runtime_bits(tmp_path, mode, padding):
+    """Random data and grids (NaN, Inf, huge, exact .5 coordinates too) on every path, both alignments,
+    at 1 and 2 threads: the bits of irgrid's runtime (the same C core)."""
+    rng = np.random.default_rng(abs(hash((mode, padding))) % 2**32)
+    for index, (x_shape, out_dims) in enumerate(GRID_SAMPLE_CONFIGS):
+        if mode == "cubic" and len(x_shape) > 5:
+            continue  # 4**4 taps: the scalar path, covered at rank <= 3 at a tenth of the time
+        align = bool(index % 2)
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        g = _random_grid(rng, (x_shape[0], *out_dims, len(x_shape) - 2))
+        path = _grid_sample_ir(tmp_path, x.shape, g.shape, mode, padding, align)
+        expected = irgrid.compile_model(path, threads=2)([x, g])
+        (want,) = expected.values()
+        for threads in (1, 2):
+            got = _compile(native_core(), path, threads)([x, g])[0]
+            np.testing.assert_array_equal(got, want, err_msg=f"{x_shape} -> {out_dims}, {threads} threads")
+
+
+def test_affine_grid_gives_irgrid_runtime_bits(tmp_path):
+    rng = np.random.default_rng(5)
+    for rank, dims in ((2, (1, 1)), (2, (7, 300)), (3, (5, 6, 7)), (3, (9, 40, 70))):
+        for align in (False, True):
+            theta = rng.standard_normal((3, rank, rank + 1)).astype(np.float32)
+            b = IRBuilder("affine_grid")
+            t = b.parameter("theta", theta.shape)
+            size = b.const(np.array([3, 2, *dims], np.int64), "size")
+            (grid,) = b.layer("AffineGrid", "irgrid1", [t, size], {"align_corners": align})
+            b.result(grid)
+            path = tmp_path / "affine_grid.xml"
+            b.save(path)
+            (want,) = irgrid.compile_model(path)([theta]).values()
+            for threads in (1, 2):
+                np.testing.assert_array_equal(_compile(native_core(), path, threads)([theta])[0], want)
+
+
+TYPES = {"f16": np.float16, "f64": np.float64, "u8": np.uint8, "i32": np.int32, "f32": np.float32}
+
+
+@pytest.mark.parametrize("x_type, g_type", [("f16", "f16"), ("f64", "f64"), ("u8", "f32"), ("i32", "f32"),
+                                            ("f32", "f64")])
+def test_other_types_as_the_python_ops_compute_them(tmp_path, x_type, g_type):
+    """Inside OpenVINO both extensions see the types the CPU plugin hands custom ops, and convert alike:
+    the Python ops' bits."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 5, 6, 7)) * 50
+    if x_type in ("u8", "i32"):
+        x = np.clip(x + 100, 0, 255)
+    x = x.astype(TYPES[x_type])
+    g = _random_grid(rng, (1, 4, 5, 2)).astype(TYPES[g_type])
+    path = _grid_sample_ir(tmp_path, x.shape, g.shape, "cubic", "border", False, x_type, g_type)
+    want = _compile(python_core(), path)([x, g])[0]
+    got = _compile(native_core(), path)([x, g])[0]
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def _onnx_cases():
+    from oracles import onnx_backend_cases
+
+    cases = [case for op in ("GridSample", "AffineGrid", "DeformConv") for case in onnx_backend_cases(op)]
+    return cases
+
+
+ONNX_CASES = _onnx_cases()
+
+
+@pytest.mark.parametrize("case", ONNX_CASES, ids=[c.name for c in ONNX_CASES])
+def test_onnx_backend_cases_through_the_library(case, tmp_path):
+    """ONNX's own node cases, converted with irgrid's rules and saved as IR (irgrid1 layers where OpenVINO
+    lacks the layer), then read and run through the library: onnx's expected outputs (GridSample's
+    tolerances as in test_grid_sample_onnx_backend.py; AffineGrid and DeformConv rtol 1e-5, atol 1e-5)."""
+    from test_grid_sample_onnx_backend import _tolerance
+
+    import onnx
+
+    path = tmp_path / f"{case.name}.onnx"
+    onnx.save(case.model, str(path))
+    ir = tmp_path / "converted.xml"
+    ov.save_model(ov.convert_model(str(path), extension=iov.conversion_extensions()), str(ir), compress_to_fp16=False)
+    compiled = _compile(native_core(), ir)
+    names = [value.name for value in case.model.graph.input]
+    tolerance = _tolerance(case) if "gridsample" in case.name else {"rtol": 1e-5, "atol": 1e-5}
+    for inputs, expected in case.data_sets:
+        feeds = {name: np.asarray(a) for name, a in zip(names, inputs) if name in
+                 {n for port in compiled.inputs for n in port.get_names()}}
+        result = compiled(feeds)
+        for port, want in zip(compiled.outputs, expected):
+            np.testing.assert_allclose(result[port], want, **tolerance, err_msg=case.name)
+
+
+def test_deform_conv_as_irgrid_runtime_and_onnxruntime(tmp_path):
+    """3-D and 2-D DeformConv with groups, offset groups, bias and mask: irgrid's runtime and onnxruntime
+    (2-D, its DeformConv-19) within f32 rounding (rtol 1e-4, atol 1e-4): the library's GEMM sums in
+    another order than the runtime's oneDNN or numpy GEMM."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(11)
+    for x_shape, w_shape, attrs in (((2, 4, 9, 8), (6, 2, 3, 3), {"group": 2, "offset_group": 2, "pads": [1, 1, 1, 1]}),
+                                    ((1, 3, 6, 7, 5), (4, 3, 2, 3, 2), {"strides": [1, 2, 1]})):
+        r = len(x_shape) - 2
+        b = IRBuilder("deform_conv")
+        names = ["X", "W", "offset", "B", "mask"]
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        w = rng.standard_normal(w_shape).astype(np.float32)
+        geometry = dict(pads=attrs.get("pads", [0] * 2 * r), strides=attrs.get("strides", [1] * r))
+        out_dims = [(x_shape[2 + d] + geometry["pads"][d] + geometry["pads"][r + d] - w_shape[2 + d])
+                    // geometry["strides"][d] + 1 for d in range(r)]
+        k = int(np.prod(w_shape[2:])) * attrs.get("offset_group", 1)
+        offset = (rng.standard_normal((x_shape[0], k * r, *out_dims)) * 2).astype(np.float32)
+        offset.flat[::97] = np.nan
+        bias = rng.standard_normal(w_shape[0]).astype(np.float32)
+        mask = rng.uniform(0, 1, (x_shape[0], k, *out_dims)).astype(np.float32)
+        arrays = [x, w, offset, bias, mask]
+        params = [b.parameter(name, a.shape) for name, a in zip(names, arrays)]
+        ir_attrs = {key: value for key, value in attrs.items()}
+        (y,) = b.layer("DeformConv", "irgrid1", params, ir_attrs)
+        b.result(y)
+        path = tmp_path / "deform_conv.xml"
+        b.save(path)
+        got = _compile(native_core(), path)(arrays)[0]
+        (want,) = irgrid.compile_model(path)(arrays).values()
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        if r == 2:
+            node = helper.make_node("DeformConv", names, ["Y"], **attrs)
+            graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
+                                                    for n, a in zip(names, arrays)],
+                                      [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+            session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            (ort_y,) = session.run(None, dict(zip(names, arrays)))
+            finite = ~np.isnan(got)  # onnxruntime samples a NaN offset as 0; irgrid gives NaN (docs/semantics.md)
+            assert finite.mean() > 0.5
+            np.testing.assert_allclose(got[finite], ort_y[finite], rtol=1e-4, atol=1e-4)
+
+
+def test_streams_and_async_requests_give_identical_bits(tmp_path):
+    """4 infer requests x 200 runs through AsyncInferQueue, on 1 and 2 streams: every output the same."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 8, 6, 7, 8)).astype(np.float32)
+    g = _random_grid(rng, (1, 5, 6, 7, 3))
+    path = _grid_sample_ir(tmp_path, x.shape, g.shape, "cubic", "reflection", True)
+    (want,) = irgrid.compile_model(path)([x, g]).values()
+    for streams in (1, 2):
+        queue = ov.AsyncInferQueue(_compile(native_core(), path, streams=streams), 4)
+        mismatches = []
+        queue.set_callback(lambda request, _: mismatches.append(
+            not np.array_equal(request.get_output_tensor(0).data, want, equal_nan=True)))
+        for _ in range(200):
+            queue.start_async([x, g])
+        queue.wait_all()
+        assert len(mismatches) == 200 and not any(mismatches)
