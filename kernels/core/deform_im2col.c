@@ -255,6 +255,10 @@ static void irgrid_deform_select(int simd, irgrid_deform_paths* paths) {
 
 const char* irgrid_deform_simd_name(int simd) { return irgrid_deform_avx2(simd) ? "avx2+fma" : "baseline"; }
 
+/* 0 <= i < length (length >= 0) as one unsigned comparison: GCC kept the two signed ones in the per-dim tap
+   code, which gave 3-D DeformConv's im2col 8% more instructions than the Cython kernel it replaces. */
+static inline int irgrid_deform_inside(irgrid_index i, irgrid_index length) { return (size_t)i < (size_t)length; }
+
 #define IRGRID_T float
 #define IRGRID_F32 1
 #define IRGRID_TS(name) irgrid_deform_##name##_f32

@@ -31,12 +31,12 @@ static inline int IRGRID_TS(linear_taps)(IRGRID_T x, irgrid_index length, irgrid
     hi = lo + 1;
     if (boundary == IRGRID_DEFORM_EDGE && hi > length - 1)
         hi = length - 1;
-    if (0 <= lo && lo < length) {
+    if (irgrid_deform_inside(lo, length)) {
         offsets[0] = lo * stride;
         weights[0] = 1 - frac;
         n = 1;
     }
-    if (frac != 0 && 0 <= hi && hi < length) {
+    if (frac != 0 && irgrid_deform_inside(hi, length)) {
         offsets[n] = hi * stride;
         weights[n] = frac;
         n += 1;
