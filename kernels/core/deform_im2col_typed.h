@@ -135,8 +135,9 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
     const IRGRID_T* offsets = (const IRGRID_T*)p->offsets;
     const IRGRID_T* mask = (const IRGRID_T*)p->mask;
     IRGRID_T* col = (IRGRID_T*)p->col;
-    const irgrid_index* in_dims = p->in_dims;
-    const irgrid_index* in_strides = p->in_strides;
+    /* The dims and strides every tap reads, copied beside the tap arrays: read from the caller's struct they
+       left 3-D f32 im2col 6-8% slower than the Cython kernel (CPU time; not instruction count, which fell). */
+    irgrid_index in_dims[IRGRID_DEFORM_MAX_RANK], in_strides[IRGRID_DEFORM_MAX_RANK];
     const irgrid_index* out_dims = p->out_dims;
     const irgrid_index* kernel = p->kernel;
     const irgrid_index* strides = p->strides;
@@ -159,6 +160,10 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
     unsigned left;
     int interior8 = 0;
 #endif
+    for (d = 0; d < rank; d++) {
+        in_dims[d] = p->in_dims[d];
+        in_strides[d] = p->in_strides[d];
+    }
     for (pt = start; pt < stop; pt++) {
         rest = pt;
         for (d = rank - 1; d >= 0; d--) {
