@@ -45,16 +45,24 @@ STRICT = ["-ffp-contract=off"]
 DEPENDS = {name: ["kernels/cython/worker_cpus.h"] for name in KERNELS if name != "_openmp"}
 DEPENDS["sampling"] += ["kernels/cython/simd_gather.h", "kernels/cython/simd_gather_body.h",
                         "kernels/cython/simd_transpose.h"]
-DEPENDS["deform_columns"] += ["kernels/cython/simd_transpose.h"]
-# deform_columns' scalar path fills small per-point tap arrays one value at a time and reads them right back;
+DEPENDS["deform_columns"] += ["kernels/cython/simd_transpose.h", "kernels/core/deform_im2col.h",
+                              "kernels/core/deform_im2col_typed.h", "kernels/core/guards.h",
+                              "kernels/core/schedule.h", "kernels/core/status.h"]
+DEPENDS["prior_boxes"] += ["kernels/core/prior_grid.h", "kernels/core/guards.h", "kernels/core/schedule.h",
+                           "kernels/core/status.h"]
+# The C core (kernels/core) each kernel module compiles in, beside its driver.
+CORE = {"deform_columns": ["kernels/core/deform_im2col.c"], "prior_boxes": ["kernels/core/prior_grid.c"]}
+# DeformConv's scalar path (kernels/core/deform_im2col.c, compiled into deform_columns only, so the module's
+# flags are that file's) fills small per-point tap arrays one value at a time and reads them right back;
 # GCC's SLP vectoriser turns those reads into 16-byte loads of values just stored as two 8-byte ones, which
 # the CPU cannot forward from its store buffer (a stall per point and tap: 3-D DeformConv took 1.2x the time).
 NO_SLP = {"deform_columns": ["-fno-tree-slp-vectorize"]}
 # numpy's C API: sampling.SamplePlan checks its arrays' dtype and shape without Python calls.
-numpy_api = dict(include_dirs=["kernels/cython", numpy.get_include()],
+numpy_api = dict(include_dirs=["kernels/cython", "kernels/core", numpy.get_include()],
                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
 extensions = [
-    Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx"], depends=DEPENDS.get(name, []),
+    Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx", *CORE.get(name, [])],
+              depends=DEPENDS.get(name, []),
               extra_compile_args=["-O3", *STRICT, *NO_SLP.get(name, []), *omp], extra_link_args=omp, **numpy_api)
     for name in KERNELS
 ] + [Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx"], extra_compile_args=["-O2", *STRICT])

@@ -30,8 +30,8 @@ Shared semantics (docs/semantics.md, "DeformConv"):
   implementation in its place: docs/openvino.md); onnx.reference fails when H or W is 1.
 
 Computation (`convolve`): per item the data is transposed channels-last (AVX2 8 x 8 register
-blocks), so a sampling tap reads a contiguous run of channels; a Cython deformable im2col
-(kernels/cython/deform_columns.pyx) writes the column matrix point-major per group, (tile, K * C /
+blocks), so a sampling tap reads a contiguous run of channels; a deformable im2col in C
+(kernels/core/deform_im2col.c) writes the column matrix point-major per group, (tile, K * C /
 group), tile by tile (at most TILE_BYTES with its GEMM block; one tile is fastest), with
 non-temporal stores when the tile outgrows the caches and the GEMM is compute-bound
 (STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group
@@ -77,7 +77,7 @@ TILE_BYTES = 64 * 2**20
 # the cached stores' line reads cost as much as the writes): on Zen 4 the neck case's 31 MiB tile
 # took 1.55 ms instead of 2.2 (im2col + GEMM 20.4 ms against 21.3). dcn_64's 9 MiB tile gained
 # nothing while its im2col was bound by scalar work; since the 2-D path takes 8 points at a time
-# (kernels/cython/deform_columns.pyx) its stores bound it, and streaming made the whole layer 10%
+# (kernels/core/deform_im2col.c) its stores bound it, and streaming made the whole layer 10%
 # faster (median of 6 interleaved rounds, 2 threads, shared machine: 3.19 ms against 3.54; the
 # im2col alone 0.25-0.3 ms faster at one thread, the GEMM reading the tile back unchanged).
 STREAM_BYTES = 4 * 2**20

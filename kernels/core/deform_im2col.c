@@ -1,0 +1,386 @@
+/* DeformConv's im2col and column transpose (deform_im2col.h): the tap loop, built for AVX2+FMA and for the
+   baseline instruction set, chosen per call by the problem's simd policy. Compile with -ffp-contract=off
+   (the bits) and, with GCC, -fno-tree-slp-vectorize (the scalar path's speed: setup.py, NO_SLP). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "deform_im2col.h"
+
+/* dst[j] = sum over t < n of w[t] * x[off[t] + j], j < len; n a power of two: a balanced tree of
+   pairs per block of 8 taps, blocks added in order. Written once as a macro, compiled twice: for
+   AVX2+FMA (chosen at run time) and for the baseline instruction set. */
+#define IRGRID_APPLY_BODY(T)                                                                    \
+    ptrdiff_t j, t;                                                                             \
+    if (n == 1) {                                                                               \
+        const T w0 = w[0]; const T* __restrict a = x + off[0];                                  \
+        for (j = 0; j < len; j++) dst[j] = w0 * a[j];                                           \
+        return;                                                                                 \
+    }                                                                                           \
+    if (n == 2) {                                                                               \
+        const T w0 = w[0], w1 = w[1]; const T* __restrict a = x + off[0];                       \
+        const T* __restrict b = x + off[1];                                                     \
+        for (j = 0; j < len; j++) dst[j] = w0 * a[j] + w1 * b[j];                               \
+        return;                                                                                 \
+    }                                                                                           \
+    if (n == 4) {                                                                               \
+        const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];                                     \
+        const T* __restrict a = x + off[0]; const T* __restrict b = x + off[1];                 \
+        const T* __restrict c = x + off[2]; const T* __restrict d = x + off[3];                 \
+        for (j = 0; j < len; j++) dst[j] = (w0 * a[j] + w1 * b[j]) + (w2 * c[j] + w3 * d[j]);   \
+        return;                                                                                 \
+    }                                                                                           \
+    for (t = 0; t < n; t += 8) {                                                                \
+        const T w0 = w[t], w1 = w[t + 1], w2 = w[t + 2], w3 = w[t + 3];                         \
+        const T w4 = w[t + 4], w5 = w[t + 5], w6 = w[t + 6], w7 = w[t + 7];                     \
+        const T* __restrict a = x + off[t]; const T* __restrict b = x + off[t + 1];             \
+        const T* __restrict c = x + off[t + 2]; const T* __restrict d = x + off[t + 3];         \
+        const T* __restrict e = x + off[t + 4]; const T* __restrict f = x + off[t + 5];         \
+        const T* __restrict g = x + off[t + 6]; const T* __restrict h = x + off[t + 7];         \
+        if (t == 0) {                                                                           \
+            for (j = 0; j < len; j++)                                                           \
+                dst[j] = ((w0 * a[j] + w1 * b[j]) + (w2 * c[j] + w3 * d[j]))                    \
+                         + ((w4 * e[j] + w5 * f[j]) + (w6 * g[j] + w7 * h[j]));                 \
+        } else {                                                                                \
+            for (j = 0; j < len; j++)                                                           \
+                dst[j] += ((w0 * a[j] + w1 * b[j]) + (w2 * c[j] + w3 * d[j]))                   \
+                          + ((w4 * e[j] + w5 * f[j]) + (w6 * g[j] + w7 * h[j]));                \
+        }                                                                                       \
+    }
+
+#define IRGRID_APPLY_SIGNATURE(T, name)                                                         \
+    static void name(const T* __restrict x, const ptrdiff_t* off, const T* w, ptrdiff_t n,      \
+                     T* __restrict dst, ptrdiff_t len)
+
+IRGRID_APPLY_SIGNATURE(float, irgrid_apply_taps_f32_base) { IRGRID_APPLY_BODY(float) }
+IRGRID_APPLY_SIGNATURE(double, irgrid_apply_taps_f64_base) { IRGRID_APPLY_BODY(double) }
+
+typedef void (*irgrid_apply_f32_fn)(const float*, const ptrdiff_t*, const float*, ptrdiff_t, float*, ptrdiff_t);
+typedef void (*irgrid_apply_f64_fn)(const double*, const ptrdiff_t*, const double*, ptrdiff_t, double*,
+                                    ptrdiff_t);
+typedef int (*irgrid_stream_f32_fn)(const float*, const ptrdiff_t*, const float*, ptrdiff_t, float*, ptrdiff_t);
+typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
+                                        ptrdiff_t, ptrdiff_t, const float*);
+typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
+                                            const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
+                                            ptrdiff_t, ptrdiff_t, int);
+
+/* The loops one call runs: the AVX2 build's where the policy and the CPU allow, else the baseline tap loop
+   and NULL (the callers' plain C paths). */
+typedef struct {
+    irgrid_apply_f32_fn apply_f32;
+    irgrid_apply_f64_fn apply_f64;
+    irgrid_stream_f32_fn stream_f32;
+    irgrid_transpose_f32_fn transpose_f32;
+    irgrid_interior8_f32_fn interior8_f32;
+} irgrid_deform_paths;
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+__attribute__((target("avx2,fma"))) IRGRID_APPLY_SIGNATURE(float, irgrid_apply_taps_f32_avx2)
+{ IRGRID_APPLY_BODY(float) }
+__attribute__((target("avx2,fma"))) IRGRID_APPLY_SIGNATURE(double, irgrid_apply_taps_f64_avx2)
+{ IRGRID_APPLY_BODY(double) }
+#include "simd_transpose.h"
+/* The tap loop for 1, 2, 4 or 8 taps (the same arithmetic as IRGRID_APPLY_BODY, no FMA) writing
+   with non-temporal stores: for a column tile larger than the caches, whose write-allocate reads
+   cost as much as the writes. dst must be 32-byte aligned and len a multiple of 8; the caller
+   fences (irgrid_store_fence) before the columns are read. */
+__attribute__((target("avx2,fma"))) static int irgrid_stream_taps_f32_avx2(
+        const float* x, const ptrdiff_t* off, const float* w, ptrdiff_t n, float* dst, ptrdiff_t len) {
+    ptrdiff_t j;
+    if ((n != 1 && n != 2 && n != 4 && n != 8) || (len & 7) || ((size_t)dst & 31)) return 0;
+    if (n == 1) {
+        const __m256 w0 = _mm256_set1_ps(w[0]); const float* a = x + off[0];
+        for (j = 0; j < len; j += 8) _mm256_stream_ps(dst + j, _mm256_mul_ps(w0, _mm256_loadu_ps(a + j)));
+    } else if (n == 2) {
+        const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]);
+        const float* a = x + off[0]; const float* b = x + off[1];
+        for (j = 0; j < len; j += 8)
+            _mm256_stream_ps(dst + j, _mm256_add_ps(_mm256_mul_ps(w0, _mm256_loadu_ps(a + j)),
+                                                    _mm256_mul_ps(w1, _mm256_loadu_ps(b + j))));
+    } else {
+        const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(w[1]);
+        const __m256 w2 = _mm256_set1_ps(w[2]), w3 = _mm256_set1_ps(w[3]);
+        const float* a = x + off[0]; const float* b = x + off[1];
+        const float* c = x + off[2]; const float* d = x + off[3];
+        for (j = 0; j < len; j += 8) {
+            __m256 v = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(w0, _mm256_loadu_ps(a + j)),
+                              _mm256_mul_ps(w1, _mm256_loadu_ps(b + j))),
+                _mm256_add_ps(_mm256_mul_ps(w2, _mm256_loadu_ps(c + j)),
+                              _mm256_mul_ps(w3, _mm256_loadu_ps(d + j))));
+            if (n == 8) {
+                const float* e = x + off[4]; const float* f = x + off[5];
+                const float* g = x + off[6]; const float* h = x + off[7];
+                v = _mm256_add_ps(v, _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w[4]), _mm256_loadu_ps(e + j)),
+                                  _mm256_mul_ps(_mm256_set1_ps(w[5]), _mm256_loadu_ps(f + j))),
+                    _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w[6]), _mm256_loadu_ps(g + j)),
+                                  _mm256_mul_ps(_mm256_set1_ps(w[7]), _mm256_loadu_ps(h + j)))));
+            }
+            _mm256_stream_ps(dst + j, v);
+        }
+    }
+    return 1;
+}
+static void irgrid_store_fence(void) { _mm_sfence(); }
+/* dst[c * ds + r] = src[r * ss + c] (+ bias[c]) over rows [r0, r1) and columns [c0, c1): 8 x 8
+   blocks transposed in registers (simd_transpose.h), the edges one by one. */
+__attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
+        const float* src, ptrdiff_t ss, float* dst, ptrdiff_t ds, ptrdiff_t r0, ptrdiff_t r1,
+        ptrdiff_t c0, ptrdiff_t c1, const float* bias) {
+    ptrdiff_t r, c, rr, cc, r8 = r0 + (r1 - r0) / 8 * 8, c8 = c0 + (c1 - c0) / 8 * 8;
+    for (r = r0; r < r8; r += 8) {
+        for (c = c0; c < c8; c += 8) {
+            const float* s = src + r * ss + c;
+            __m256 o[8];
+            for (cc = 0; cc < 8; cc++)
+                o[cc] = _mm256_loadu_ps(s + cc * ss);
+            irgrid_transpose_ps(o);
+            for (cc = 0; cc < 8; cc++) {
+                __m256 v = bias ? _mm256_add_ps(o[cc], _mm256_set1_ps(bias[c + cc])) : o[cc];
+                _mm256_storeu_ps(dst + (c + cc) * ds + r, v);
+            }
+        }
+    }
+    for (c = c0; c < c1; c++) {  /* the edges: rows past r8 for every column, columns past c8 */
+        for (rr = (c < c8 ? r8 : r0); rr < r1; rr++)
+            dst[c * ds + rr] = bias ? src[rr * ss + c] + bias[c] : src[rr * ss + c];
+    }
+}
+/* The column rows of 8 consecutive output points at one kernel tap of a 2-D f32 layer (y =
+   base_y + off_y, x likewise, off_* NULL without offsets, mask NULL without a mask), written
+   for the points whose 4 taps are all inside: 0 <= floor(y) <= H - 2 with y not an integer,
+   likewise x (the same taps under both boundary rules). The coordinates of the 8 points are
+   computed at once with the scalar path's products and sums (linear_taps, point_taps, the tap
+   loop), so the columns are the same bits; with non-temporal stores when `stream` and a row is
+   32-byte aligned with len a multiple of 8 (the caller fences). Returns the bit mask of the
+   points left to the caller (NaN, outside, on an edge or at an integer coordinate). Why: a quarter of
+   the scalar path's instructions on dcn_64 (benchmarks/README.md, "How DeformConv got here"). */
+__attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
+        const float* x, const float* base_y, const float* base_x, const float* off_y, const float* off_x,
+        const float* mask, ptrdiff_t H, ptrdiff_t W, ptrdiff_t sy, ptrdiff_t sx, float* dst,
+        ptrdiff_t dst_step, ptrdiff_t len, int stream) {
+    __m256 py = _mm256_loadu_ps(base_y), px = _mm256_loadu_ps(base_x);
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    float w[4][8];
+    int iy[8], ix[8];
+    ptrdiff_t q, j;
+    if (off_y) {
+        py = _mm256_add_ps(py, _mm256_loadu_ps(off_y));
+        px = _mm256_add_ps(px, _mm256_loadu_ps(off_x));
+    }
+    const __m256 ly = _mm256_floor_ps(py), lx = _mm256_floor_ps(px);
+    const __m256 fy = _mm256_sub_ps(py, ly), fx = _mm256_sub_ps(px, lx);
+    __m256 ok = _mm256_and_ps(_mm256_cmp_ps(ly, zero, _CMP_GE_OQ),
+                              _mm256_cmp_ps(ly, _mm256_set1_ps((float)(H - 2)), _CMP_LE_OQ));
+    ok = _mm256_and_ps(ok, _mm256_cmp_ps(fy, zero, _CMP_NEQ_OQ));
+    ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(lx, zero, _CMP_GE_OQ),
+                                         _mm256_cmp_ps(lx, _mm256_set1_ps((float)(W - 2)), _CMP_LE_OQ)));
+    ok = _mm256_and_ps(ok, _mm256_cmp_ps(fx, zero, _CMP_NEQ_OQ));
+    const unsigned inside = (unsigned)_mm256_movemask_ps(ok);
+    if (!inside)
+        return 0xFFu;
+    const __m256 scale = mask ? _mm256_loadu_ps(mask) : one;
+    const __m256 wy0 = _mm256_mul_ps(scale, _mm256_sub_ps(one, fy)), wy1 = _mm256_mul_ps(scale, fy);
+    const __m256 wx0 = _mm256_sub_ps(one, fx);
+    _mm256_storeu_ps(w[0], _mm256_mul_ps(wy0, wx0));
+    _mm256_storeu_ps(w[1], _mm256_mul_ps(wy1, wx0));
+    _mm256_storeu_ps(w[2], _mm256_mul_ps(wy0, fx));
+    _mm256_storeu_ps(w[3], _mm256_mul_ps(wy1, fx));
+    _mm256_storeu_si256((__m256i*)iy, _mm256_cvttps_epi32(_mm256_and_ps(ok, ly)));  /* 0 where not inside */
+    _mm256_storeu_si256((__m256i*)ix, _mm256_cvttps_epi32(_mm256_and_ps(ok, lx)));
+    for (q = 0; q < 8; q++) {
+        if (!((inside >> q) & 1u))
+            continue;
+        const float* a = x + iy[q] * sy + ix[q] * sx;
+        const float* b = a + sy;
+        const float* c = a + sx;
+        const float* d = a + sy + sx;
+        const float w0 = w[0][q], w1 = w[1][q], w2 = w[2][q], w3 = w[3][q];
+        const __m256 v0 = _mm256_set1_ps(w0), v1 = _mm256_set1_ps(w1);
+        const __m256 v2 = _mm256_set1_ps(w2), v3 = _mm256_set1_ps(w3);
+        float* out = dst + q * dst_step;
+        const int nt = stream && !(len & 7) && !((size_t)out & 31);
+        for (j = 0; j + 8 <= len; j += 8) {
+            const __m256 ab = _mm256_add_ps(_mm256_mul_ps(v0, _mm256_loadu_ps(a + j)),
+                                            _mm256_mul_ps(v1, _mm256_loadu_ps(b + j)));
+            const __m256 cd = _mm256_add_ps(_mm256_mul_ps(v2, _mm256_loadu_ps(c + j)),
+                                            _mm256_mul_ps(v3, _mm256_loadu_ps(d + j)));
+            const __m256 v = _mm256_add_ps(ab, cd);
+            if (nt)
+                _mm256_stream_ps(out + j, v);
+            else
+                _mm256_storeu_ps(out + j, v);
+        }
+        for (; j < len; j++)
+            out[j] = (w0 * a[j] + w1 * b[j]) + (w2 * c[j] + w3 * d[j]);
+    }
+    return ~inside & 0xFFu;
+}
+
+/* The CPU probe, cached (the one global: every thread that writes it writes the same value). */
+static int irgrid_deform_cpu_avx2 = -1;
+
+static int irgrid_deform_has_avx2(void) {
+    if (irgrid_deform_cpu_avx2 < 0) {
+        __builtin_cpu_init();
+        irgrid_deform_cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return irgrid_deform_cpu_avx2;
+}
+#else
+static int irgrid_deform_has_avx2(void) { return 0; }
+static void irgrid_store_fence(void) {}
+#endif
+
+static int irgrid_deform_avx2(int simd) { return simd == IRGRID_DEFORM_SIMD_AUTO && irgrid_deform_has_avx2(); }
+
+static void irgrid_deform_select(int simd, irgrid_deform_paths* paths) {
+    paths->apply_f32 = irgrid_apply_taps_f32_base;
+    paths->apply_f64 = irgrid_apply_taps_f64_base;
+    paths->stream_f32 = 0;
+    paths->transpose_f32 = 0;
+    paths->interior8_f32 = 0;
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    if (irgrid_deform_avx2(simd)) {
+        paths->apply_f32 = irgrid_apply_taps_f32_avx2;
+        paths->apply_f64 = irgrid_apply_taps_f64_avx2;
+        paths->stream_f32 = irgrid_stream_taps_f32_avx2;
+        paths->transpose_f32 = irgrid_transpose_f32_avx2;
+        paths->interior8_f32 = irgrid_interior8_f32_avx2;
+    }
+#endif
+}
+
+const char* irgrid_deform_simd_name(int simd) { return irgrid_deform_avx2(simd) ? "avx2+fma" : "baseline"; }
+
+/* 0 <= i < length (length >= 0) as one unsigned comparison: GCC kept the two signed ones in the per-dim tap
+   code, which gave 3-D DeformConv's im2col 8% more instructions than the Cython kernel it replaces. */
+static inline int irgrid_deform_inside(irgrid_index i, irgrid_index length) { return (size_t)i < (size_t)length; }
+
+#define IRGRID_T float
+#define IRGRID_F32 1
+#define IRGRID_TS(name) irgrid_deform_##name##_f32
+#include "deform_im2col_typed.h"
+#undef IRGRID_T
+#undef IRGRID_F32
+#undef IRGRID_TS
+#define IRGRID_T double
+#define IRGRID_F32 0
+#define IRGRID_TS(name) irgrid_deform_##name##_f64
+#include "deform_im2col_typed.h"
+#undef IRGRID_T
+#undef IRGRID_F32
+#undef IRGRID_TS
+
+/* *product = a * b for a, b >= 0, 0 when it would pass IRGRID_INDEX_LIMIT (so no size the kernel forms overflows). */
+static int irgrid_deform_times(irgrid_index a, irgrid_index b, irgrid_index* product) {
+    const irgrid_index limit = (irgrid_index)IRGRID_INDEX_LIMIT;
+    if (a < 0 || b < 0 || (b > 0 && a > limit / b))
+        return 0;
+    *product = a * b;
+    return 1;
+}
+
+int irgrid_deform_im2col_plan(irgrid_deform_im2col* p) {
+    irgrid_index plane = 1, points = 1, kernel_size = 1, size;
+    int d;
+    memset(&p->schedule, 0, sizeof(p->schedule));
+    if (p->rank < 1 || p->rank > IRGRID_DEFORM_MAX_RANK)
+        return IRGRID_E_RANK;
+    if ((p->boundary != IRGRID_DEFORM_ZEROS && p->boundary != IRGRID_DEFORM_EDGE)
+            || (p->simd != IRGRID_DEFORM_SIMD_AUTO && p->simd != IRGRID_DEFORM_SIMD_BASELINE))
+        return IRGRID_E_MODE;
+    if (p->channels < 0 || p->groups < 1 || p->offset_groups < 1 || p->channels % p->groups
+            || p->channels % p->offset_groups)
+        return IRGRID_E_DIMS;
+    for (d = p->rank - 1; d >= 0; d--) {
+        if (p->in_dims[d] < 1 || p->out_dims[d] < 1 || p->kernel[d] < 1 || p->strides[d] < 1
+                || p->dilations[d] < 1)
+            return IRGRID_E_DIMS;
+        if (!irgrid_deform_times(plane, p->channels, &p->in_strides[d])
+                || !irgrid_deform_times(plane, p->in_dims[d], &plane)
+                || !irgrid_deform_times(points, p->out_dims[d], &points)
+                || !irgrid_deform_times(kernel_size, p->kernel[d], &kernel_size))
+            return IRGRID_E_SIZE;
+    }
+    if (!irgrid_deform_times(plane, p->channels, &size) || !irgrid_deform_times(kernel_size, p->channels, &size)
+            || !irgrid_deform_times(size, points, &size)
+            || !irgrid_deform_times(kernel_size, p->offset_groups, &size)
+            || !irgrid_deform_times(size, p->rank + 1, &size) || !irgrid_deform_times(size, points, &size))
+        return IRGRID_E_SIZE;
+    if (!(0 <= p->tile_start && p->tile_start <= p->tile_stop && p->tile_stop <= points))
+        return IRGRID_E_DIMS;
+    p->points = points;
+    p->kernel_size = kernel_size;
+    p->schedule.phases = 1;
+    if (p->tile_stop > p->tile_start && p->channels > 0)
+        p->schedule.units[0] = (p->tile_stop - p->tile_start + IRGRID_DEFORM_CHUNK_POINTS - 1)
+                               / IRGRID_DEFORM_CHUNK_POINTS;
+    return IRGRID_OK;
+}
+
+void irgrid_deform_im2col_run(const irgrid_deform_im2col* p, int phase, void* shared, void* worker_scratch,
+                              irgrid_index begin, irgrid_index end) {
+    irgrid_deform_paths paths;
+    irgrid_index unit, start, stop;
+    (void)phase; (void)shared; (void)worker_scratch;
+    irgrid_deform_select(p->simd, &paths);
+    for (unit = begin; unit < end; unit++) {
+        start = p->tile_start + unit * IRGRID_DEFORM_CHUNK_POINTS;
+        stop = start + IRGRID_DEFORM_CHUNK_POINTS < p->tile_stop ? start + IRGRID_DEFORM_CHUNK_POINTS : p->tile_stop;
+        if (p->f64)
+            irgrid_deform_sample_points_f64(p, &paths, start, stop);
+        else
+            irgrid_deform_sample_points_f32(p, &paths, start, stop);
+    }
+}
+
+int irgrid_deform_transpose_plan(irgrid_deform_transpose* p) {
+    const irgrid_index b = IRGRID_DEFORM_TRANSPOSE_BLOCK;
+    irgrid_index size;
+    memset(&p->schedule, 0, sizeof(p->schedule));
+    if (p->simd != IRGRID_DEFORM_SIMD_AUTO && p->simd != IRGRID_DEFORM_SIMD_BASELINE)
+        return IRGRID_E_MODE;
+    if (p->rows < 0 || p->cols < 0)
+        return IRGRID_E_DIMS;
+    if (!irgrid_deform_times(p->rows, p->cols, &size))
+        return IRGRID_E_SIZE;
+    p->col_blocks = (p->cols + b - 1) / b;
+    p->schedule.phases = 1;
+    if (p->rows > 0 && p->cols > 0)
+        p->schedule.units[0] = (p->rows + b - 1) / b * p->col_blocks;
+    return IRGRID_OK;
+}
+
+void irgrid_deform_transpose_run(const irgrid_deform_transpose* p, int phase, void* shared, void* worker_scratch,
+                                 irgrid_index begin, irgrid_index end) {
+    const irgrid_index b = IRGRID_DEFORM_TRANSPOSE_BLOCK;
+    irgrid_deform_paths paths;
+    irgrid_index unit = begin, r0, r1, c0, c1, whole;
+    (void)phase; (void)shared; (void)worker_scratch;
+    irgrid_deform_select(p->simd, &paths);
+    while (unit < end) {
+        r0 = unit / p->col_blocks * b;
+        whole = unit % p->col_blocks == 0 ? (end - unit) / p->col_blocks : 0;  /* whole rows of blocks: one rectangle */
+        if (whole > 0) {
+            r1 = r0 + whole * b;
+            c0 = 0;
+            c1 = p->cols;
+            unit += whole * p->col_blocks;
+        } else {
+            r1 = r0 + b;
+            c0 = unit % p->col_blocks * b;
+            c1 = c0 + b < p->cols ? c0 + b : p->cols;
+            unit += 1;
+        }
+        r1 = r1 < p->rows ? r1 : p->rows;
+        if (p->f64)
+            irgrid_deform_transpose_block_f64(&paths, (const double*)p->src, p->src_stride, (double*)p->dst,
+                                              p->dst_stride, r0, r1, c0, c1, (const double*)p->bias);
+        else
+            irgrid_deform_transpose_block_f32(&paths, (const float*)p->src, p->src_stride, (float*)p->dst,
+                                              p->dst_stride, r0, r1, c0, c1, (const float*)p->bias);
+    }
+}
