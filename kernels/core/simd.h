@@ -1,0 +1,289 @@
+/* AVX2+FMA GridSample for 2-D and 3-D data: 8 (f32) or 4 (f64) consecutive output points at a time.
+
+   irgrid_simd_sample_{f32,f64} computes outputs of points [0, n) for `channels` channel planes: each
+   group of lanes' taps (int32 plane indices, weights, validity masks) is computed once in registers
+   from the normalised coordinates, IRGRID_SIMD_GROUPS groups into an L1 buffer, then every channel
+   reads them: masked gathers (a masked-off lane is never read: zeros padding drops a tap without
+   touching memory, so an Inf elsewhere in X cannot leak into it), summed tap by tap in the scalar
+   path's tap order (outermost dim major) with FMA.
+   Lanes the vector arithmetic does not cover (NaN or |g| >= 1e30 coordinates, |x| > 2**22 pixels
+   after denormalising, reflection beyond one period) read nothing; their indices are returned in
+   `fallback` for the caller's scalar path. The per-point arithmetic depends only on that point's
+   coordinates, so results do not depend on the blocking or the thread count.
+   Semantics follow interpolation.h's irgrid_scalar_dim_taps operation for operation (the same denormalisation,
+   border clamp, reflection and Keys weights); only the final sum differs (FMA).
+   Callers check irgrid_simd_available() (AVX2 and FMA at run time) and
+   irgrid_simd_fits(); elsewhere these functions are stubs that are never called. */
+#ifndef IRGRID_SIMD_H
+#define IRGRID_SIMD_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guards.h"
+
+/* Groups of lanes whose taps are prepared together, then applied channel by channel. */
+#ifndef IRGRID_SIMD_GROUPS
+#define IRGRID_SIMD_GROUPS 32
+#endif
+
+/* 3-D cubic (irgrid_cubic3d_run, irgrid_unbin) streams a channel group's output past the caches from
+   this many bytes on (a core's L2): an output that large has left them before anything reads it, and
+   a regular store first reads each line it writes (benchmarks/README.md, "Streaming tricubic's
+   output") */
+#define IRGRID_STREAM_MIN_BYTES (1 << 20)
+
+/* Whether a planar output y (its channel planes y_cstride items of type T apart) is streamed: its
+   planes start on 64-byte lines and together reach IRGRID_STREAM_MIN_BYTES. */
+#define IRGRID_STREAMS(y, y_cstride, channels, T)                                                       \
+    (((uintptr_t)(y) & 63) == 0 && (((y_cstride) * (irgrid_index)sizeof(T)) & 63) == 0                   \
+     && (channels) * (y_cstride) * (irgrid_index)sizeof(T) >= IRGRID_STREAM_MIN_BYTES)
+
+/* An interleaved run's block of outputs, transposed (acc[c]: channel c of the block's points), into
+   the planar y: channel c's points [p, p + m) at y + c * y_cstride + p, masked where m < LANES
+   (`lanes` holding 0, 1, ... LANES - 1). A macro, so that every run has its own copy of the code:
+   one inline helper for the runs, taking acc by pointer, made every random-grid case 1.07-1.6x
+   slower (2 threads, alternating processes). Uses the including body's vector macros. */
+#define IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c)                   \
+    do {                                                                                               \
+        if ((m) == LANES) {                                                                            \
+            for (c = 0; c < (channels); c++)                                                           \
+                STOREU((y) + c * (y_cstride) + (p), (acc)[c]);                                         \
+        } else {                                                                                       \
+            store_mask = CMP(LOADU(lanes), SET1((FT)(m)), _CMP_LT_OQ);                                  \
+            for (c = 0; c < (channels); c++)                                                           \
+                MASKSTORE((y) + c * (y_cstride) + (p), store_mask, (acc)[c]);                          \
+        }                                                                                              \
+    } while (0)
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define IRGRID_SIMD_X86 1
+#include <immintrin.h>
+#define IRGRID_AVX2 __attribute__((target("avx2,fma")))
+#define IRGRID_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
+#include "simd_transpose.h"
+#endif
+
+/* 1 when the CPU has AVX2 and FMA (a CPUID probe, cached; whether to use them is the caller's
+   choice: the problem structs carry it). */
+static int irgrid_simd_available(void) {
+    static int state = -1;
+    if (state < 0) {
+        state = 0;
+#ifdef IRGRID_SIMD_X86
+        __builtin_cpu_init();
+        state = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    }
+    return state;
+}
+
+/* Ranks, modes and sizes the gather path covers: 2-D nearest, linear and cubic, 3-D nearest and
+   linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.h's codes). */
+static int irgrid_simd_fits(irgrid_index rank, int mode, irgrid_index plane) {
+    return plane < ((irgrid_index)1 << 31)
+           && ((rank == 2 && mode >= 0 && mode <= 2) || (rank == 3 && mode >= 0 && mode <= 1));
+}
+
+/* The interleaved path's: the gather path's and 3-D cubic (64 taps per point, where the gather
+   path's per-group tap registers would not fit in L1). */
+static int irgrid_interleave_fits(irgrid_index rank, int mode, irgrid_index plane) {
+    return irgrid_simd_fits(rank, mode, plane) || (plane < ((irgrid_index)1 << 31) && rank == 3 && mode == 2);
+}
+
+#ifdef IRGRID_SIMD_X86
+/* Keys' weights (A = -0.75) for taps at -1, 0, 1, 2 from floor(x), t = x - floor(x)
+   (interpolation.h's cubic_weights), defined for a vector type by its set1, add, sub and mul. */
+#define IRGRID_KEYS_FN(name, V, SET1, ADD, SUB, MUL) \
+    IRGRID_AVX2_INLINE void name(V t, V* w) { \
+        const V one = SET1(1.0), a = SET1(-0.75), a5 = SET1(5 * -0.75), a8 = SET1(8 * -0.75); \
+        const V a4 = SET1(4 * -0.75), a2 = SET1(-0.75 + 2), a3 = SET1(-0.75 + 3); \
+        V u = ADD(t, one), s = SUB(one, t), v = SUB(SET1(2.0), t); \
+        w[0] = SUB(MUL(ADD(MUL(SUB(MUL(a, u), a5), u), a8), u), a4); \
+        w[1] = ADD(MUL(MUL(SUB(MUL(a2, t), a3), t), t), one); \
+        w[2] = ADD(MUL(MUL(SUB(MUL(a2, s), a3), s), s), one); \
+        w[3] = SUB(MUL(ADD(MUL(SUB(MUL(a, v), a5), v), a8), v), a4); \
+    }
+
+/* Pixel coordinates (interpolation.h's denormalize, operation for operation) and cubic weights in
+   double: the scalar path computes these in double even for f32 data (Cython's double literals), so
+   the vector path does too: the same pixel coordinates (nearest ties!) and cubic weights, bit for bit. */
+IRGRID_AVX2_INLINE __m256d irgrid_denormalize_pd(__m256d g, double length, int align) {
+    const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5);
+    if (align)
+        return _mm256_mul_pd(_mm256_mul_pd(_mm256_add_pd(g, one), half), _mm256_set1_pd(length - 1));
+    return _mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(g, one), _mm256_set1_pd(length)), one), half);
+}
+IRGRID_KEYS_FN(irgrid_cubic_pd, __m256d, _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd)
+
+IRGRID_AVX2_INLINE __m256 irgrid_denormalize_ps(__m256 g, double length, int align) {
+    __m256d lo = irgrid_denormalize_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(g)), length, align);
+    __m256d hi = irgrid_denormalize_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)), length, align);
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+}
+
+IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
+    __m256d lo[4], hi[4];
+    int j;
+    irgrid_cubic_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(t)), lo);
+    irgrid_cubic_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)), hi);
+    for (j = 0; j < 4; j++)
+        w[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo[j])), _mm256_cvtpd_ps(hi[j]), 1);
+}
+
+/* The same two in f32, for the `native` taps of irgrid_dim_taps (the cubic runs, irgrid_cubic2d_run and
+   irgrid_cubic3d_run): the double versions above were about half of their taps' work, and the taps a
+   third or more of 3-D cubic's time. The pixel coordinate is one FMA, g * (L / 2) + (L - 1) / 2 (with
+   align_corners g * (L - 1) / 2 + (L - 1) / 2), whose constants are exact in f32 (L < 2**24; the runs'
+   scratches hold at most 2**18 pixels): the exact coordinate rounded once, which is what the double
+   version gives (its double arithmetic is exact for |g| >= 2**-29), so both paths sample at the same
+   coordinates. Computed as the formula reads, in f32, it was off by up to 3 of its ulps, 2.4e-4
+   pixels at 1500 pixels, enough to move a cubic output by 1e-4 between the paths (that is, with the
+   channel count). Keys' weights from t = x - floor(x) in [0, 1) differ from the double ones in their
+   last bits only. */
+IRGRID_AVX2_INLINE __m256 irgrid_denormalize_native_ps(__m256 g, double length, int align) {
+    const __m256 offset = _mm256_set1_ps((float)((length - 1) / 2));
+    return _mm256_fmadd_ps(g, align ? offset : _mm256_set1_ps((float)(length / 2)), offset);
+}
+IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
+
+/* ------------------------------------------------------------------ f32, 8 lanes */
+#define FT float
+#define SFX(name) name##_f32
+#define LANES 8
+#define VF __m256
+#define VI __m256i
+#define SET1 _mm256_set1_ps
+#define ZERO _mm256_setzero_ps
+#define ADD _mm256_add_ps
+#define SUB _mm256_sub_ps
+#define MUL _mm256_mul_ps
+#define FMADD _mm256_fmadd_ps
+#define VMIN _mm256_min_ps
+#define VMAX _mm256_max_ps
+#define AND _mm256_and_ps
+#define ANDNOT _mm256_andnot_ps
+#define OR _mm256_or_ps
+#define BLEND _mm256_blendv_ps
+#define CMP _mm256_cmp_ps
+#define FLOOR _mm256_floor_ps
+#define RINT(v) _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define MOVEMASK _mm256_movemask_ps
+#define LOADU _mm256_loadu_ps
+#define STOREU _mm256_storeu_ps
+#define STREAM _mm256_stream_ps
+#define MASKSTORE(p, m, v) _mm256_maskstore_ps(p, _mm256_castps_si256(m), v)
+#define TOINT _mm256_cvttps_epi32
+#define ISET1 _mm256_set1_epi32
+#define IADD _mm256_add_epi32
+#define IMUL _mm256_mullo_epi32
+#define IEXTRACT _mm256_extract_epi32
+#define GATHER(src, base, idx, mask) _mm256_mask_i32gather_ps(src, base, idx, mask, 4)
+#define DENORMALIZE irgrid_denormalize_ps
+#define CUBIC irgrid_cubic_ps
+#define NATIVE_DENORMALIZE irgrid_denormalize_native_ps
+#define NATIVE_CUBIC irgrid_cubic_native_ps
+#define TRANSPOSE irgrid_transpose_ps
+#define ISTOREU(p, v) _mm256_storeu_si256((__m256i*)(p), v)
+#define KEEP_INDEX(idx, ok, other) \
+    _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(other), _mm256_castsi256_ps(idx), ok))
+#define ISHL5(v) _mm256_slli_epi32(v, 5)
+#include "simd_body.h"
+
+/* ------------------------------------------------------------------ f64, 4 lanes */
+#define FT double
+#define SFX(name) name##_f64
+#define LANES 4
+#define VF __m256d
+#define VI __m128i
+#define SET1 _mm256_set1_pd
+#define ZERO _mm256_setzero_pd
+#define ADD _mm256_add_pd
+#define SUB _mm256_sub_pd
+#define MUL _mm256_mul_pd
+#define FMADD _mm256_fmadd_pd
+#define VMIN _mm256_min_pd
+#define VMAX _mm256_max_pd
+#define AND _mm256_and_pd
+#define ANDNOT _mm256_andnot_pd
+#define OR _mm256_or_pd
+#define BLEND _mm256_blendv_pd
+#define CMP _mm256_cmp_pd
+#define FLOOR _mm256_floor_pd
+#define RINT(v) _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define MOVEMASK _mm256_movemask_pd
+#define LOADU _mm256_loadu_pd
+#define STOREU _mm256_storeu_pd
+#define STREAM _mm256_stream_pd
+#define MASKSTORE(p, m, v) _mm256_maskstore_pd(p, _mm256_castpd_si256(m), v)
+#define TOINT _mm256_cvttpd_epi32
+#define ISET1 _mm_set1_epi32
+#define IADD _mm_add_epi32
+#define IMUL _mm_mullo_epi32
+#define IEXTRACT _mm_extract_epi32
+#define GATHER(src, base, idx, mask) _mm256_mask_i32gather_pd(src, base, idx, mask, 8)
+#define DENORMALIZE irgrid_denormalize_pd
+#define CUBIC irgrid_cubic_pd
+#define NATIVE_DENORMALIZE irgrid_denormalize_pd
+#define NATIVE_CUBIC irgrid_cubic_pd
+#define TRANSPOSE irgrid_transpose_pd
+#define ISTOREU(p, v) _mm_storeu_si128((__m128i*)(p), v)
+/* a 64-bit lane mask narrowed to 32 bits: converting keeps the sign bit, all blendv reads */
+#define KEEP_INDEX(idx, ok, other) \
+    _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(other), _mm_castsi128_ps(idx), _mm256_cvtpd_ps(ok)))
+#define ISHL5(v) _mm_slli_epi32(v, 5)
+#include "simd_body.h"
+
+#else  /* no x86 SIMD: never called (irgrid_simd_available() is 0) */
+static irgrid_index irgrid_simd_sample_f32(const float* x, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_simd_sample_f64(const double* x, const double* g, double* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        irgrid_index* fallback) { return -1; }
+static void irgrid_interleave_f32(const float* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,
+        float* s) {}
+static void irgrid_interleave_f64(const double* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,
+        double* s) {}
+static void irgrid_rows_padding_f32(const irgrid_index* dims, float* s) {}
+static void irgrid_interleave_plane2d_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, float* s) {}
+static void irgrid_interleave_plane2d_f64(const double* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, double* s) {}
+static irgrid_index irgrid_cubic2d_run_f32(const float* s, const float* g, float* y, irgrid_index n, irgrid_index channels,
+        irgrid_index y_cstride, const irgrid_index* dims, int padding, int align, irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_cubic2d_run_f64(const double* s, const double* g, double* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) { return -1; }
+static void irgrid_depth_range_f32(const float* g, irgrid_index n, float* lo, float* hi) {}
+static void irgrid_interleave_rows_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, irgrid_index z0, irgrid_index z1, float* s) {}
+static void irgrid_rows_padding_f64(const irgrid_index* dims, double* s) {}
+static void irgrid_depth_range_f64(const double* g, irgrid_index n, double* lo, double* hi) {}
+static void irgrid_interleave_rows_f64(const double* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, irgrid_index z0, irgrid_index z1, double* s) {}
+static irgrid_index irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
+        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_cubic3d_run_f32(const float* s, const float* g, float* y, irgrid_index n, irgrid_index channels,
+        irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align, irgrid_index* fallback)
+        { return -1; }
+static irgrid_index irgrid_cubic3d_run_f64(const double* s, const double* g, double* y, irgrid_index n, irgrid_index channels,
+        irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align, irgrid_index* fallback)
+        { return -1; }
+static void irgrid_tile_keys_f32(const float* g, irgrid_index n, irgrid_index rank, const double* scale,
+        const double* offset, const irgrid_index* tiles, int* keys) {}
+static void irgrid_tile_keys_f64(const double* g, irgrid_index n, irgrid_index rank, const double* scale,
+        const double* offset, const irgrid_index* tiles, int* keys) {}
+static void irgrid_unbin_f32(const float* out, const int* slot, irgrid_index n, irgrid_index channels, float* y,
+        irgrid_index y_cstride) {}
+static void irgrid_unbin_f64(const double* out, const int* slot, irgrid_index n, irgrid_index channels, double* y,
+        irgrid_index y_cstride) {}
+static irgrid_index irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
+        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
+#endif
+#endif
