@@ -144,6 +144,21 @@ cdef int run_plan(const irgrid_grid_sample* p) except -1:
     return 0
 
 
+cdef int run_problem(irgrid_grid_sample* p, x, coords, out, int num_threads) except -1:
+    """Runs p on these arrays (checked by the caller), planned again only where the thread count or a
+    policy changed since its last plan: a plan's integer divisions cost a small call a tenth of its
+    time."""
+    cdef int status
+    p.data, p.coords, p.output = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords), cnp.PyArray_DATA(out)
+    if (p.threads != num_threads or p.simd != simd_on or p.interleave != interleave_policy
+            or p.binning != bin_policy):
+        p.threads, p.simd, p.interleave, p.binning = num_threads, simd_on, interleave_policy, bin_policy
+        status = irgrid_grid_sample_plan(p)
+        if status:
+            raise ValueError(irgrid_error_text(status).decode())
+    return run_plan(p)
+
+
 cdef irgrid_index data_layout(const irgrid_index* dims, irgrid_index rank, int mode, int padding) except -1:
     """Check rank, mode, padding and the data's spatial dims (the core's plan checks them too, with
     codes: these are the messages); return the taps per point."""
@@ -184,7 +199,8 @@ cdef class SamplePlan:
     cdef cnp.npy_intp x_dims[IRGRID_MAX_RANK + 2]
     cdef cnp.npy_intp coords_dims[IRGRID_MAX_RANK + 2]
     cdef cnp.npy_intp y_dims[IRGRID_MAX_RANK + 2]
-    cdef irgrid_grid_sample problem  # shapes and attributes; each call fills a copy's arrays and policies
+    cdef irgrid_grid_sample problem  # shapes and attributes, planned for the last call's threads and policies
+    cdef bint running  # a call runs `problem` (then another thread's call runs a copy)
 
     def __init__(self, x_shape, coords_shape, dtype, int mode, int padding, bint align_corners,
                  out_dims=None, bint grid_align_corners=False):
@@ -243,7 +259,7 @@ cdef class SamplePlan:
                 raise ValueError("dims must not be negative")
         nbytes = math.prod(self.out_shape) * self.dtype.itemsize
         self.out_bytes = nbytes if nbytes <= PY_SSIZE_T_MAX - 64 else -1
-        p.threads, p.simd, p.interleave, p.binning = 1, 0, 0, 0
+        p.threads, p.simd, p.interleave, p.binning = 1, simd_on, interleave_policy, bin_policy
         status = irgrid_grid_sample_plan(p)
         if status:
             raise ValueError(irgrid_error_text(status).decode())
@@ -298,14 +314,14 @@ cdef class SamplePlan:
             raise ValueError(f"out must be a writeable C-contiguous {self.dtype} array of shape {self.out_shape}")
         if self.problem.points == 0 or self.problem.batch == 0 or self.problem.channels == 0:
             return out
-        cdef irgrid_grid_sample problem = self.problem  # a copy: a plan may run in several threads at once
-        cdef int status
-        problem.data, problem.coords = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords)
-        problem.output = cnp.PyArray_DATA(out)
-        problem.threads, problem.simd = num_threads, simd_on
-        problem.interleave, problem.binning = interleave_policy, bin_policy
-        status = irgrid_grid_sample_plan(&problem)
-        if status:
-            raise ValueError(irgrid_error_text(status).decode())
-        run_plan(&problem)
+        cdef irgrid_grid_sample copy
+        if self.running:  # another thread runs this plan now (without the GIL): a copy of its own
+            copy = self.problem
+            run_problem(&copy, x, coords, out, num_threads)
+        else:
+            self.running = True
+            try:
+                run_problem(&self.problem, x, coords, out, num_threads)
+            finally:
+                self.running = False
         return out
