@@ -41,17 +41,14 @@ omp = openmp_flags()
 # fused AffineGrid -> GridSample kernel share arithmetic and must agree bitwise); the FMAs written as
 # intrinsics in the AVX2 headers (chosen at run time) are unaffected.
 STRICT = ["-ffp-contract=off"]
-# The C headers each kernel includes: a change to one rebuilds it.
+# The C core (kernels/core: plain C, shared with the OpenVINO extension's build) that each kernel
+# compiles in, and the headers each includes: a change to one rebuilds it.
+CORE_SOURCES = {"sampling": ["kernels/core/grid_sample.c"], "affine_grid_kernel": ["kernels/core/affine_grid.c"],
+                "deform_columns": ["kernels/core/deform_im2col.c"], "prior_boxes": ["kernels/core/prior_grid.c"]}
+CORE_HEADERS = [str(path) for path in sorted(Path("kernels/core").glob("*.h"))]
 DEPENDS = {name: ["kernels/cython/worker_cpus.h"] for name in KERNELS if name != "_openmp"}
-DEPENDS["sampling"] += ["kernels/cython/simd_gather.h", "kernels/cython/simd_gather_body.h",
-                        "kernels/cython/simd_transpose.h"]
-DEPENDS["deform_columns"] += ["kernels/cython/simd_transpose.h", "kernels/core/deform_im2col.h",
-                              "kernels/core/deform_im2col_typed.h", "kernels/core/guards.h",
-                              "kernels/core/schedule.h", "kernels/core/status.h"]
-DEPENDS["prior_boxes"] += ["kernels/core/prior_grid.h", "kernels/core/guards.h", "kernels/core/schedule.h",
-                           "kernels/core/status.h"]
-# The C core (kernels/core) each kernel module compiles in, beside its driver.
-CORE = {"deform_columns": ["kernels/core/deform_im2col.c"], "prior_boxes": ["kernels/core/prior_grid.c"]}
+for name in CORE_SOURCES:
+    DEPENDS[name] += CORE_HEADERS + ["kernels/cython/core.pxd"]
 # DeformConv's scalar path (kernels/core/deform_im2col.c, compiled into deform_columns only, so the module's
 # flags are that file's) fills small per-point tap arrays one value at a time and reads them right back;
 # GCC's SLP vectoriser turns those reads into 16-byte loads of values just stored as two 8-byte ones, which
@@ -61,11 +58,12 @@ NO_SLP = {"deform_columns": ["-fno-tree-slp-vectorize"]}
 numpy_api = dict(include_dirs=["kernels/cython", "kernels/core", numpy.get_include()],
                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
 extensions = [
-    Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx", *CORE.get(name, [])],
+    Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx", *CORE_SOURCES.get(name, [])],
               depends=DEPENDS.get(name, []),
               extra_compile_args=["-O3", *STRICT, *NO_SLP.get(name, []), *omp], extra_link_args=omp, **numpy_api)
     for name in KERNELS
-] + [Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx"], extra_compile_args=["-O2", *STRICT])
+] + [Extension(f"irgrid._kernels.{name}", [f"kernels/cython/{name}.pyx"], depends=["kernels/core/guards.h"],
+               include_dirs=["kernels/cython", "kernels/core"], extra_compile_args=["-O2", *STRICT])
      for name in PLAIN]
 
 

@@ -15,7 +15,7 @@ Where peers disagree, irgrid is defined (docs/semantics.md):
 - f16 and bf16 are computed in f32 and returned in theta's type (bf16 rounded to nearest even, as
   every bf16 output is); f32 and f64 run natively.
 Kernel: kernels/cython/affine_grid_kernel.pyx; an AffineGrid feeding only GridSamples is fused into
-them by the executor (irgrid/runtime/fusion.py), with the same arithmetic (kernels/cython/affine.pxd).
+them by the executor (irgrid/runtime/fusion.py), with the same arithmetic (kernels/core/affine.h).
 """
 from __future__ import annotations
 

@@ -10,15 +10,18 @@
    after denormalising, reflection beyond one period) read nothing; their indices are returned in
    `fallback` for the caller's scalar path. The per-point arithmetic depends only on that point's
    coordinates, so results do not depend on the blocking or the thread count.
-   Semantics follow interpolation.pxd's dim_taps operation for operation (the same denormalisation,
+   Semantics follow interpolation.h's irgrid_scalar_dim_taps operation for operation (the same denormalisation,
    border clamp, reflection and Keys weights); only the final sum differs (FMA).
-   Callers check irgrid_simd_available() (AVX2 and FMA at run time, IRGRID_SIMD not "0") and
+   Callers check irgrid_simd_available() (AVX2 and FMA at run time) and
    irgrid_simd_fits(); elsewhere these functions are stubs that are never called. */
-#ifndef IRGRID_SIMD_GATHER_H
-#define IRGRID_SIMD_GATHER_H
+#ifndef IRGRID_SIMD_H
+#define IRGRID_SIMD_H
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "guards.h"
 
 /* Groups of lanes whose taps are prepared together, then applied channel by channel. */
 #ifndef IRGRID_SIMD_GROUPS
@@ -34,8 +37,8 @@
 /* Whether a planar output y (its channel planes y_cstride items of type T apart) is streamed: its
    planes start on 64-byte lines and together reach IRGRID_STREAM_MIN_BYTES. */
 #define IRGRID_STREAMS(y, y_cstride, channels, T)                                                       \
-    (((uintptr_t)(y) & 63) == 0 && (((y_cstride) * (Py_ssize_t)sizeof(T)) & 63) == 0                   \
-     && (channels) * (y_cstride) * (Py_ssize_t)sizeof(T) >= IRGRID_STREAM_MIN_BYTES)
+    (((uintptr_t)(y) & 63) == 0 && (((y_cstride) * (irgrid_index)sizeof(T)) & 63) == 0                   \
+     && (channels) * (y_cstride) * (irgrid_index)sizeof(T) >= IRGRID_STREAM_MIN_BYTES)
 
 /* An interleaved run's block of outputs, transposed (acc[c]: channel c of the block's points), into
    the planar y: channel c's points [p, p + m) at y + c * y_cstride + p, masked where m < LANES
@@ -62,39 +65,36 @@
 #include "simd_transpose.h"
 #endif
 
-/* 1 when the CPU has AVX2 and FMA and IRGRID_SIMD is not "0"; decided on the first call (the
-   module calls it once at import). */
+/* 1 when the CPU has AVX2 and FMA (a CPUID probe, cached; whether to use them is the caller's
+   choice: the problem structs carry it). */
 static int irgrid_simd_available(void) {
     static int state = -1;
     if (state < 0) {
-        const char* flag = getenv("IRGRID_SIMD");
         state = 0;
 #ifdef IRGRID_SIMD_X86
         __builtin_cpu_init();
-        state = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                && !(flag && strcmp(flag, "0") == 0);
+        state = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
-        (void)flag;
     }
     return state;
 }
 
 /* Ranks, modes and sizes the gather path covers: 2-D nearest, linear and cubic, 3-D nearest and
-   linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.pxd's codes). */
-static int irgrid_simd_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
-    return plane < ((Py_ssize_t)1 << 31)
+   linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.h's codes). */
+static int irgrid_simd_fits(irgrid_index rank, int mode, irgrid_index plane) {
+    return plane < ((irgrid_index)1 << 31)
            && ((rank == 2 && mode >= 0 && mode <= 2) || (rank == 3 && mode >= 0 && mode <= 1));
 }
 
 /* The interleaved path's: the gather path's and 3-D cubic (64 taps per point, where the gather
    path's per-group tap registers would not fit in L1). */
-static int irgrid_interleave_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
-    return irgrid_simd_fits(rank, mode, plane) || (plane < ((Py_ssize_t)1 << 31) && rank == 3 && mode == 2);
+static int irgrid_interleave_fits(irgrid_index rank, int mode, irgrid_index plane) {
+    return irgrid_simd_fits(rank, mode, plane) || (plane < ((irgrid_index)1 << 31) && rank == 3 && mode == 2);
 }
 
 #ifdef IRGRID_SIMD_X86
 /* Keys' weights (A = -0.75) for taps at -1, 0, 1, 2 from floor(x), t = x - floor(x)
-   (interpolation.pxd's cubic_weights), defined for a vector type by its set1, add, sub and mul. */
+   (interpolation.h's cubic_weights), defined for a vector type by its set1, add, sub and mul. */
 #define IRGRID_KEYS_FN(name, V, SET1, ADD, SUB, MUL) \
     IRGRID_AVX2_INLINE void name(V t, V* w) { \
         const V one = SET1(1.0), a = SET1(-0.75), a5 = SET1(5 * -0.75), a8 = SET1(8 * -0.75); \
@@ -106,7 +106,7 @@ static int irgrid_interleave_fits(Py_ssize_t rank, int mode, Py_ssize_t plane) {
         w[3] = SUB(MUL(ADD(MUL(SUB(MUL(a, v), a5), v), a8), v), a4); \
     }
 
-/* Pixel coordinates (interpolation.pxd's denormalize, operation for operation) and cubic weights in
+/* Pixel coordinates (interpolation.h's denormalize, operation for operation) and cubic weights in
    double: the scalar path computes these in double even for f32 data (Cython's double literals), so
    the vector path does too: the same pixel coordinates (nearest ties!) and cubic weights, bit for bit. */
 IRGRID_AVX2_INLINE __m256d irgrid_denormalize_pd(__m256d g, double length, int align) {
@@ -189,7 +189,7 @@ IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _m
 #define KEEP_INDEX(idx, ok, other) \
     _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(other), _mm256_castsi256_ps(idx), ok))
 #define ISHL5(v) _mm256_slli_epi32(v, 5)
-#include "simd_gather_body.h"
+#include "simd_body.h"
 
 /* ------------------------------------------------------------------ f64, 4 lanes */
 #define FT double
@@ -233,57 +233,57 @@ IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _m
 #define KEEP_INDEX(idx, ok, other) \
     _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(other), _mm_castsi128_ps(idx), _mm256_cvtpd_ps(ok)))
 #define ISHL5(v) _mm_slli_epi32(v, 5)
-#include "simd_gather_body.h"
+#include "simd_body.h"
 
 #else  /* no x86 SIMD: never called (irgrid_simd_available() is 0) */
-static Py_ssize_t irgrid_simd_sample_f32(const float* x, const float* g, float* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t y_cstride, Py_ssize_t rank,
-        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align,
-        Py_ssize_t* fallback) { return -1; }
-static Py_ssize_t irgrid_simd_sample_f64(const double* x, const double* g, double* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t y_cstride, Py_ssize_t rank,
-        const Py_ssize_t* dims, const Py_ssize_t* strides, int mode, int padding, int align,
-        Py_ssize_t* fallback) { return -1; }
-static void irgrid_interleave_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
+static irgrid_index irgrid_simd_sample_f32(const float* x, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_simd_sample_f64(const double* x, const double* g, double* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        irgrid_index* fallback) { return -1; }
+static void irgrid_interleave_f32(const float* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,
         float* s) {}
-static void irgrid_interleave_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride, Py_ssize_t plane,
+static void irgrid_interleave_f64(const double* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,
         double* s) {}
-static void irgrid_rows_padding_f32(const Py_ssize_t* dims, float* s) {}
-static void irgrid_interleave_plane2d_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride,
-        const Py_ssize_t* dims, float* s) {}
-static void irgrid_interleave_plane2d_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride,
-        const Py_ssize_t* dims, double* s) {}
-static Py_ssize_t irgrid_cubic2d_run_f32(const float* s, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
-        Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align, Py_ssize_t* fallback) { return -1; }
-static Py_ssize_t irgrid_cubic2d_run_f64(const double* s, const double* g, double* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, const Py_ssize_t* dims, int padding, int align,
-        Py_ssize_t* fallback) { return -1; }
-static void irgrid_depth_range_f32(const float* g, Py_ssize_t n, float* lo, float* hi) {}
-static void irgrid_interleave_rows_f32(const float* x, Py_ssize_t channels, Py_ssize_t x_cstride,
-        const Py_ssize_t* dims, Py_ssize_t z0, Py_ssize_t z1, float* s) {}
-static void irgrid_rows_padding_f64(const Py_ssize_t* dims, double* s) {}
-static void irgrid_depth_range_f64(const double* g, Py_ssize_t n, double* lo, double* hi) {}
-static void irgrid_interleave_rows_f64(const double* x, Py_ssize_t channels, Py_ssize_t x_cstride,
-        const Py_ssize_t* dims, Py_ssize_t z0, Py_ssize_t z1, double* s) {}
-static Py_ssize_t irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
-        const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) { return -1; }
-static Py_ssize_t irgrid_cubic3d_run_f32(const float* s, const float* g, float* y, Py_ssize_t n, Py_ssize_t channels,
-        Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align, Py_ssize_t* fallback)
+static void irgrid_rows_padding_f32(const irgrid_index* dims, float* s) {}
+static void irgrid_interleave_plane2d_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, float* s) {}
+static void irgrid_interleave_plane2d_f64(const double* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, double* s) {}
+static irgrid_index irgrid_cubic2d_run_f32(const float* s, const float* g, float* y, irgrid_index n, irgrid_index channels,
+        irgrid_index y_cstride, const irgrid_index* dims, int padding, int align, irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_cubic2d_run_f64(const double* s, const double* g, double* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) { return -1; }
+static void irgrid_depth_range_f32(const float* g, irgrid_index n, float* lo, float* hi) {}
+static void irgrid_interleave_rows_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, irgrid_index z0, irgrid_index z1, float* s) {}
+static void irgrid_rows_padding_f64(const irgrid_index* dims, double* s) {}
+static void irgrid_depth_range_f64(const double* g, irgrid_index n, double* lo, double* hi) {}
+static void irgrid_interleave_rows_f64(const double* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, irgrid_index z0, irgrid_index z1, double* s) {}
+static irgrid_index irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
+        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_cubic3d_run_f32(const float* s, const float* g, float* y, irgrid_index n, irgrid_index channels,
+        irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align, irgrid_index* fallback)
         { return -1; }
-static Py_ssize_t irgrid_cubic3d_run_f64(const double* s, const double* g, double* y, Py_ssize_t n, Py_ssize_t channels,
-        Py_ssize_t y_cstride, int by_point, const Py_ssize_t* dims, int padding, int align, Py_ssize_t* fallback)
+static irgrid_index irgrid_cubic3d_run_f64(const double* s, const double* g, double* y, irgrid_index n, irgrid_index channels,
+        irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align, irgrid_index* fallback)
         { return -1; }
-static void irgrid_tile_keys_f32(const float* g, Py_ssize_t n, Py_ssize_t rank, const double* scale,
-        const double* offset, const Py_ssize_t* tiles, int* keys) {}
-static void irgrid_tile_keys_f64(const double* g, Py_ssize_t n, Py_ssize_t rank, const double* scale,
-        const double* offset, const Py_ssize_t* tiles, int* keys) {}
-static void irgrid_unbin_f32(const float* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, float* y,
-        Py_ssize_t y_cstride) {}
-static void irgrid_unbin_f64(const double* out, const int* slot, Py_ssize_t n, Py_ssize_t channels, double* y,
-        Py_ssize_t y_cstride) {}
-static Py_ssize_t irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, Py_ssize_t n,
-        Py_ssize_t channels, Py_ssize_t y_cstride, Py_ssize_t plane, Py_ssize_t rank, const Py_ssize_t* dims,
-        const Py_ssize_t* strides, int mode, int padding, int align, Py_ssize_t* fallback) { return -1; }
+static void irgrid_tile_keys_f32(const float* g, irgrid_index n, irgrid_index rank, const double* scale,
+        const double* offset, const irgrid_index* tiles, int* keys) {}
+static void irgrid_tile_keys_f64(const double* g, irgrid_index n, irgrid_index rank, const double* scale,
+        const double* offset, const irgrid_index* tiles, int* keys) {}
+static void irgrid_unbin_f32(const float* out, const int* slot, irgrid_index n, irgrid_index channels, float* y,
+        irgrid_index y_cstride) {}
+static void irgrid_unbin_f64(const double* out, const int* slot, irgrid_index n, irgrid_index channels, double* y,
+        irgrid_index y_cstride) {}
+static irgrid_index irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
+        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
 #endif
 #endif

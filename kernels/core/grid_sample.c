@@ -1,0 +1,273 @@
+/* GridSample's plan and chunk function (grid_sample.h). The scalar arithmetic is interpolation.h's, the
+   vector paths' simd.h's; this file chooses the path, lays out the scratch and runs the units. Why each
+   constant and path is what it is, and what was measured: benchmarks/README.md, "GridSample's paths:
+   measurements". */
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "grid_sample.h"
+#include "binning.h"
+#include "interpolation.h"
+#include "simd.h"
+
+enum {
+    PIXEL_BYTES = 32,   /* a pixel of the interleaved scratches: one AVX2 vector of a group's channels */
+    AFFINE_SPAN = 256,  /* fused AffineGrid coordinates computed at a time by the scalar path */
+    SIMD_BLOCK = 1024,  /* points per call of a vector kernel (its fallback list and affine coordinates) */
+    SIMD_MAX_TAPS = 64, /* taps of the vector paths' widest point (3-D cubic, interleaved path only) */
+};
+/* Channel planes one unit of the gather path reads (all its points, a few channels at a time): a few
+   MiB, so that random grids' gathers hit L2/L3 and the TLB, while each point's taps are computed once
+   for that many channels. */
+#define SIMD_GROUP_BYTES ((irgrid_index)2 << 20)
+/* Interleaved path: its scratch per worker at most this (a group's planes, interleaved), and chosen
+   by default from this many channels on, 3-D nearest (one tap) from more. */
+#define INTERLEAVE_MAX_BYTES ((irgrid_index)8 << 20)
+#define INTERLEAVE_MIN_CHANNELS 4
+#define INTERLEAVE_MIN_CHANNELS_3D_NEAREST 16
+/* 3-D cubic on a scattered grid (binning.h): points binned at a time (a chunk); more points per span
+   sort them closer, until the output buffer leaves L2 before unbinning. */
+#define BIN_CAPACITY ((irgrid_index)1 << 15)
+/* ... and an item's points sorted before they are sampled (a segment, a round of the schedule): at
+   most this many at a time, so that the shared bins stay within 16 MiB (f32) however large the grid. */
+#define BIN_SEGMENT ((irgrid_index)1 << 20)
+
+/* The state a worker keeps between units, in its scratch's header (zeroed by irgrid_worker_reset): the
+   channel group its scratch holds (key + 1; 0: none yet) and a row scratch's planes [lo, hi) copied in
+   so far (hold_planes). */
+typedef struct {
+    irgrid_index key, lo, hi;
+} irgrid_held;
+
+/* 3-D cubic's binning of a segment of one batch item's points, [first, last): in chunks of `chunk`
+   points, each judged and, where scattered, sorted by tile once (sort_chunk) for every channel group;
+   each unit then samples its chunks in tile order (binned_span). */
+typedef struct {
+    irgrid_index first, last, chunk;
+    int* slot;     /* shared, per point of the segment: its position in its chunk's tile order */
+    void* coords;  /* shared: the segment's coordinates, each chunk's in tile order */
+    char* sorted;  /* shared, per chunk: whether it was judged scattered, so sorted */
+    int* counts;   /* the worker's: n_tiles ints for irgrid_sort_by_tile */
+    void* out;     /* the worker's: a chunk's outputs in tile order, a pixel each */
+} irgrid_bins;
+
+static irgrid_index round64(irgrid_index n) { return (n + 63) / 64 * 64; }
+
+/* Pixels of cubic's row scratch: in 3-D (irgrid_interleave_rows) D planes of H rows of W pixels, each
+   row after 3 zero pixels, each plane after 3 zero rows, the planes after 3 zero planes and before 4;
+   in 2-D (irgrid_interleave_plane2d) one such plane, its rows before 4 zero rows. */
+static irgrid_index row_pixels(irgrid_index rank, const irgrid_index* dims) {
+    if (rank == 2)
+        return (dims[0] + 7) * (dims[1] + 3);
+    return (dims[0] + 7) * (dims[1] + 3) * (dims[2] + 3);
+}
+
+/* Whether a cubic group goes through a row scratch and its separable run (irgrid_cubic2d_run,
+   irgrid_cubic3d_run): wherever that scratch fits INTERLEAVE_MAX_BYTES. Otherwise (the row scratch is
+   slightly larger) the plane and one zero pixel serve irgrid_interleaved_sample's generic run. */
+static inline int rows_layout(irgrid_index rank, int mode, const irgrid_index* dims) {
+    return mode == IRGRID_MODE_CUBIC && (rank == 2 || rank == 3)
+           && row_pixels(rank, dims) * PIXEL_BYTES <= INTERLEAVE_MAX_BYTES;
+}
+
+static irgrid_index scratch_pixels(irgrid_index rank, int mode, const irgrid_index* dims, irgrid_index plane) {
+    return rows_layout(rank, mode, dims) ? row_pixels(rank, dims) : plane + 1;
+}
+
+/* The bins of segment [first, last) in `shared` (slot, coordinates, sorted flags) and `worker` (after
+   the header and the interleaved scratch: counts, outputs). */
+static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker, irgrid_index first,
+                        irgrid_index last, irgrid_bins* bins) {
+    char* s = (char*)shared;
+    char* w = (char*)worker + IRGRID_WORKER_HEADER + p->scratch_items * (p->dtype == IRGRID_F32 ? 4 : 8);
+    bins->first = first;
+    bins->last = last;
+    bins->chunk = p->bin_chunk;
+    bins->slot = (int*)s;
+    bins->coords = s + p->slot_bytes;
+    bins->sorted = s + p->slot_bytes + p->coords_bytes;
+    bins->counts = (int*)w;
+    bins->out = w + p->counts_bytes;
+}
+
+#define IRGRID_T float
+#define IRGRID_FN(name) name##_f32
+#include "grid_sample_body.h"
+#undef IRGRID_T
+#undef IRGRID_FN
+
+#define IRGRID_T double
+#define IRGRID_FN(name) name##_f64
+#include "grid_sample_body.h"
+#undef IRGRID_T
+#undef IRGRID_FN
+
+/* Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not chosen:
+   a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the vector path
+   fits). */
+static irgrid_index interleave_lanes(const irgrid_grid_sample* p, irgrid_index itemsize) {
+    const irgrid_index least = p->rank == 3 && p->mode == IRGRID_MODE_NEAREST ? INTERLEAVE_MIN_CHANNELS_3D_NEAREST
+                                                                             : INTERLEAVE_MIN_CHANNELS;
+    if (p->interleave == IRGRID_POLICY_NEVER
+        || scratch_pixels(p->rank, p->mode, p->dims, p->plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
+        || (p->interleave == IRGRID_POLICY_AUTO && p->channels < least))
+        return 0;
+    return PIXEL_BYTES / itemsize;
+}
+
+static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
+static irgrid_index min_index(irgrid_index a, irgrid_index b) { return a < b ? a : b; }
+
+static int workers_for(int threads, irgrid_index units) {
+    return (int)(units < threads ? (units > 1 ? units : 1) : (threads > 1 ? threads : 1));
+}
+
+/* The interleaved path: units of (batch item, group of `lanes` channels, span of points), each worker
+   with one scratch (a group's planes interleaved). Items with few groups are split into spans of points
+   (each worker copies a group in once per run of its units), so that every worker has work; in order,
+   so a worker's consecutive units share a group. 3-D cubic on a grid (binned) goes item by item,
+   segment by segment of BIN_SEGMENT points (the schedule's rounds): the workers first judge and sort
+   the segment's chunks (phase 0), then sample its units (phase 1), so that each chunk is sorted once
+   for all the channel groups. */
+static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
+    irgrid_schedule* s = &p->schedule;
+    irgrid_index items = p->batch, segment = p->points, spans = 1, span, pixels, n_units;
+    int binned = 0;
+    p->groups = ceil_div(p->channels, p->lanes);
+    if (p->binning != IRGRID_POLICY_NEVER && !p->affine && p->rank == 3 && rows_layout(p->rank, p->mode, p->dims)) {
+        p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, p->tiles, p->scale, p->offset,
+                                   &p->judge_rows);
+        if (p->n_tiles <= BIN_CAPACITY) {  /* else even tiles of every row outnumber a chunk's points */
+            binned = 1;
+            items = 1;
+            segment = min_index(p->points, BIN_SEGMENT);
+        }
+    }
+    if (items * p->groups < 2 * (irgrid_index)p->threads)
+        spans = min_index(ceil_div(2 * (irgrid_index)p->threads, items * p->groups), ceil_div(segment, SIMD_BLOCK));
+    span = ceil_div(segment, spans);
+    if (binned) {  /* spans of whole chunks */
+        p->bin_chunk = min_index(span, BIN_CAPACITY);
+        span = ceil_div(span, p->bin_chunk) * p->bin_chunk;
+    }
+    p->span = span;
+    p->spans = ceil_div(segment, span);
+    n_units = items * p->groups * p->spans;
+    p->units_per_round = n_units;
+    pixels = scratch_pixels(p->rank, p->mode, p->dims, p->plane);
+    p->scratch_items = (pixels * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
+    s->workers = workers_for(p->threads, n_units);
+    s->in_order = 1;
+    s->worker_bytes = (size_t)(IRGRID_WORKER_HEADER + p->scratch_items * itemsize);
+    if (!binned) {
+        p->path = IRGRID_GS_INTERLEAVE;
+        s->phases = 1;
+        s->units[0] = n_units;
+        return IRGRID_OK;
+    }
+    p->path = IRGRID_GS_BINNED;
+    p->segment = segment;
+    p->segments = ceil_div(p->points, segment);
+    if (p->batch > INT_MAX / 2 / p->segments)
+        return IRGRID_E_SIZE;  /* phases are numbered in an int */
+    p->slot_bytes = round64(segment * (irgrid_index)sizeof(int));
+    p->coords_bytes = round64(segment * p->rank * itemsize);
+    p->counts_bytes = round64(p->n_tiles * (irgrid_index)sizeof(int));
+    p->out_bytes = round64(p->bin_chunk * p->lanes * itemsize);
+    s->phases = 2;
+    s->rounds = p->batch * p->segments;
+    s->units[0] = ceil_div(segment, p->bin_chunk);
+    s->units[1] = n_units;
+    s->shared_bytes = (size_t)(p->slot_bytes + p->coords_bytes + round64(s->units[0]));
+    s->worker_bytes += (size_t)(p->counts_bytes + p->out_bytes);
+    return IRGRID_OK;
+}
+
+int irgrid_grid_sample_simd_available(void) { return irgrid_simd_available(); }
+
+int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
+    irgrid_schedule* s = &p->schedule;
+    const irgrid_index rank = p->rank, itemsize = p->dtype == IRGRID_F32 ? 4 : 8;
+    irgrid_index k, plane = 1, max_taps = 1, points = 1;
+    int simd;
+    memset(s, 0, sizeof(*s));
+    if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
+        return IRGRID_E_MODE;
+    if (rank < 1 || rank > IRGRID_MAX_RANK || (p->affine && rank > IRGRID_AFFINE_MAX_RANK))
+        return IRGRID_E_RANK;
+    if ((p->mode != IRGRID_MODE_NEAREST && p->mode != IRGRID_MODE_LINEAR && p->mode != IRGRID_MODE_CUBIC)
+        || (p->padding != IRGRID_PAD_ZEROS && p->padding != IRGRID_PAD_BORDER && p->padding != IRGRID_PAD_REFLECTION))
+        return IRGRID_E_MODE;
+    if (p->batch < 0 || p->channels < 0)
+        return IRGRID_E_DIMS;
+    for (k = rank - 1; k >= 0; k--) {
+        if (p->dims[k] < 1)
+            return IRGRID_E_DIMS;
+        if (plane > PTRDIFF_MAX / p->dims[k])
+            return IRGRID_E_SIZE;
+        p->strides[k] = plane;
+        plane *= p->dims[k];
+        max_taps *= p->mode == IRGRID_MODE_NEAREST ? 1 : (p->mode == IRGRID_MODE_LINEAR ? 2 : 4);
+        if (max_taps > IRGRID_MAX_TAPS)
+            return IRGRID_E_TAPS;
+    }
+    for (k = 0; k < rank; k++) {
+        if (p->out_dims[k] < (p->affine ? 1 : 0))
+            return IRGRID_E_DIMS;
+        if (p->out_dims[k] && points > PTRDIFF_MAX / p->out_dims[k])
+            return IRGRID_E_SIZE;
+        points *= p->out_dims[k];
+    }
+    if (p->affine) {
+        if (p->out_dims[rank - 1] > INT_MAX)
+            return IRGRID_E_SIZE;  /* irgrid_affine_points counts along a row in int */
+        irgrid_affine_axes_f32(p->out_dims, rank, p->grid_align_corners, p->extents, p->starts32, p->steps32);
+        irgrid_affine_axes_f64(p->out_dims, rank, p->grid_align_corners, p->extents, p->starts64, p->steps64);
+    }
+    p->plane = plane;
+    p->max_taps = max_taps;
+    p->points = points;
+    s->phases = 1;
+    if (p->batch == 0 || p->channels == 0 || points == 0) {  /* nothing to write */
+        s->phases = 0;
+        return IRGRID_OK;
+    }
+    simd = p->simd && irgrid_simd_available();
+    if (simd && irgrid_interleave_fits(rank, p->mode, plane)) {
+        p->lanes = interleave_lanes(p, itemsize);
+        if (p->lanes)
+            return plan_interleave(p, itemsize);
+    }
+    if (simd && irgrid_simd_fits(rank, p->mode, plane)) {
+        p->path = IRGRID_GS_GATHER;
+        p->group = min_index(p->channels, SIMD_GROUP_BYTES / (plane * itemsize));
+        p->group = p->group > 1 ? p->group : 1;
+        p->span = points;
+        if (p->affine) {  /* coordinates computed per block of points: every channel reads them */
+            p->group = p->channels;
+            p->span = min_index(points, SIMD_BLOCK);
+        }
+        p->groups = ceil_div(p->channels, p->group);
+        p->spans = ceil_div(points, p->span);
+        s->units[0] = p->batch * p->groups * p->spans;
+        s->workers = workers_for(p->threads, s->units[0]);
+        return IRGRID_OK;
+    }
+    p->path = IRGRID_GS_BLOCKS;
+    p->chunk_points = IRGRID_MAX_TAPS / max_taps;
+    p->chunks_per_item = ceil_div(points, p->chunk_points);
+    s->units[0] = p->batch * p->chunks_per_item;
+    s->workers = workers_for(p->threads, s->units[0]);
+    return IRGRID_OK;
+}
+
+void irgrid_grid_sample_run(const irgrid_grid_sample* p, int phase, void* shared, void* worker, irgrid_index begin,
+                            irgrid_index end) {
+    if (p->dtype == IRGRID_F32)
+        run_f32(p, phase, shared, worker, begin, end, p->starts32, p->steps32);
+    else
+        run_f64(p, phase, shared, worker, begin, end, p->starts64, p->steps64);
+}

@@ -1,0 +1,86 @@
+/* GridSample for any number r of spatial dims (nearest, N-linear, N-cubic; three paddings), and the
+   fused AffineGrid -> GridSample, as a problem struct, a plan and a chunk function (README.md).
+
+   Data x (batch, channels, *dims) is sampled at a grid (batch, *out_dims, r) of normalised coordinates
+   (innermost dim first), or, `affine`, at the lattice of a fused AffineGrid over out_dims given theta
+   (batch, r, r + 1); the output is (batch, channels, *out_dims). All three are contiguous.
+
+   The plan chooses one of four paths (grid_sample.c; why each, and what each measured:
+   benchmarks/README.md, "GridSample's paths: measurements"): the scalar blocks (any rank and mode),
+   the AVX2 gather path (2-D, 3-D nearest/linear), the interleaved path (channels copied into a
+   per-worker scratch as one vector per pixel; from a few channels on), and, for 3-D cubic on a grid,
+   the interleaved path with points binned by tile (a sort phase, then the units, per item and segment
+   of points: schedule.rounds). A point's result depends only on its coordinates and the path, never
+   on the blocking or the worker count. */
+#ifndef IRGRID_GRID_SAMPLE_H
+#define IRGRID_GRID_SAMPLE_H
+
+#include "affine.h"
+#include "dtype.h"
+#include "guards.h"
+#include "schedule.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Path policies a caller may pin (interleave and binning). */
+enum { IRGRID_POLICY_NEVER = 0, IRGRID_POLICY_AUTO = 1, IRGRID_POLICY_ALWAYS = 2 };
+
+/* The paths irgrid_grid_sample_plan chooses (its `path`). */
+enum { IRGRID_GS_BLOCKS = 0, IRGRID_GS_GATHER = 1, IRGRID_GS_INTERLEAVE = 2, IRGRID_GS_BINNED = 3 };
+
+typedef struct irgrid_grid_sample {
+    /* The problem: the caller fills these. */
+    int dtype;                                /* IRGRID_F32 or IRGRID_F64 */
+    irgrid_index batch, channels, rank;       /* data (batch, channels, *dims), 1 <= rank <= IRGRID_MAX_RANK */
+    irgrid_index dims[IRGRID_MAX_RANK];       /* data's spatial dims, outermost first */
+    irgrid_index out_dims[IRGRID_MAX_RANK];   /* output's spatial dims, outermost first */
+    int mode, padding, align_corners;         /* IRGRID_MODE_*, IRGRID_PAD_*, 0 or 1 */
+    int affine;                               /* 1: coords is theta (batch, rank, rank + 1), rank <= 3 */
+    int grid_align_corners;                   /* the fused AffineGrid's align_corners */
+    const void* data;
+    const void* coords;                       /* the grid, or (affine) theta */
+    void* output;
+    /* Path policies (irgrid's runtime sets them from use_simd / use_interleave / use_binning). */
+    int simd;                                 /* 1: vector paths where the CPU has AVX2 and FMA */
+    int interleave;                           /* IRGRID_POLICY_*: AUTO from a few channels on */
+    int binning;                              /* IRGRID_POLICY_*: AUTO for chunks judged scattered */
+    int threads;                              /* workers the driver will run: units are split so each
+                                                 has some; no bit depends on it */
+
+    /* Derived by irgrid_grid_sample_plan: read-only for the caller, except `schedule`. */
+    int path;                                 /* IRGRID_GS_* */
+    irgrid_index strides[IRGRID_MAX_RANK], plane, points, max_taps;
+    irgrid_index extents[IRGRID_AFFINE_MAX_RANK];
+    float starts32[IRGRID_AFFINE_MAX_RANK], steps32[IRGRID_AFFINE_MAX_RANK];
+    double starts64[IRGRID_AFFINE_MAX_RANK], steps64[IRGRID_AFFINE_MAX_RANK];
+    irgrid_index chunk_points, chunks_per_item;        /* blocks */
+    irgrid_index group, groups, span, spans;           /* gather and interleaved: channels per group, points per span */
+    irgrid_index lanes, units_per_round, segment, segments, scratch_items;  /* interleaved */
+    irgrid_index bin_chunk, n_tiles, judge_rows;       /* binned */
+    irgrid_index tiles[3];
+    double scale[3], offset[3];
+    irgrid_index slot_bytes, coords_bytes, counts_bytes, out_bytes;
+    irgrid_schedule schedule;
+} irgrid_grid_sample;
+
+/* 1 when this CPU runs the vector paths (AVX2 and FMA; a cached CPUID probe): where it is 0, `simd`
+   changes nothing. */
+int irgrid_grid_sample_simd_available(void);
+
+/* Checks the problem (0 or an IRGRID_E_* code), derives the fields above and the schedule. Cheap
+   (no allocation, O(rank)): a driver may plan per call. */
+int irgrid_grid_sample_plan(irgrid_grid_sample* p);
+
+/* Units [begin, end) of phase `phase` (round * schedule.phases + phase of the round), serially;
+   `shared`: schedule.shared_bytes, 64-byte aligned; `worker`: this worker's schedule.worker_bytes,
+   64-byte aligned, irgrid_worker_reset before its first unit of a call. */
+void irgrid_grid_sample_run(const irgrid_grid_sample* p, int phase, void* shared, void* worker, irgrid_index begin,
+                            irgrid_index end);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

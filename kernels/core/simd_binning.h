@@ -1,0 +1,64 @@
+/* Binning (binning.h) of the vector GridSample for one float type (a part of simd_body.h): a scattered
+   grid's points sorted by the tile they sample: tile keys of a chunk's points and its outputs put back
+   in point order. */
+
+/* The tile keys of points [0, n) (coordinates g, n x rank, innermost first) into keys: per dim k
+   (outermost first) floor(g * scale[k] + offset[k]) clamped to [0, tiles[k] - 1] (NaN at 0: the
+   maximum of NaN and 0 is 0), the outermost dim's tile most significant. */
+static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, irgrid_index n, irgrid_index rank, const double* scale,
+                                              const double* offset, const irgrid_index* tiles, int* keys) {
+    FT coords[3][LANES];
+    VF t, gk[3];
+    VI key;
+    int tail[LANES];
+    irgrid_index p, k, m;
+    for (p = 0; p < n; p += LANES) {
+        m = n - p < LANES ? n - p : LANES;
+        SFX(irgrid_lane_coords)(g, p, m, rank, gk, coords);
+        key = ISET1(0);
+        for (k = 0; k < rank; k++) {  /* dim k outermost first; the grid lists innermost first */
+            t = FMADD(gk[rank - 1 - k], SET1((FT)scale[k]), SET1((FT)offset[k]));
+            t = VMIN(VMAX(t, ZERO()), SET1((FT)(tiles[k] - 1)));
+            key = IADD(IMUL(key, ISET1((int)tiles[k])), TOINT(FLOOR(t)));
+        }
+        if (m == LANES) {
+            ISTOREU(keys + p, key);
+        } else {
+            ISTOREU(tail, key);
+            for (k = 0; k < m; k++)
+                keys[p + k] = tail[k];
+        }
+    }
+}
+
+/* Outputs of n points stored by point (out + j * LANES: the point in bin position j) back in point
+   order: point i (bin position slot[i]) into y + c * y_cstride + i for its first `channels` channels;
+   a large output streamed as irgrid_cubic3d_run streams its own. */
+static IRGRID_AVX2 void SFX(irgrid_unbin)(const FT* out, const int* slot, irgrid_index n, irgrid_index channels, FT* y,
+                                          irgrid_index y_cstride) {
+    VF r[LANES], pending[LANES];
+    irgrid_index p, c, lane;
+    const int stream = IRGRID_STREAMS(y, y_cstride, channels, FT);
+    for (p = 0; p + LANES <= n; p += LANES) {
+        for (lane = 0; lane < LANES; lane++)
+            r[lane] = LOADU(out + (irgrid_index)slot[p + lane] * LANES);
+        TRANSPOSE(r);
+        if (stream && (p & LANES) == 0 && p + 2 * LANES <= n) {
+            for (c = 0; c < channels; c++)
+                pending[c] = r[c];
+        } else if (stream && (p & LANES)) {
+            for (c = 0; c < channels; c++) {
+                STREAM(y + c * y_cstride + p - LANES, pending[c]);
+                STREAM(y + c * y_cstride + p, r[c]);
+            }
+        } else {
+            for (c = 0; c < channels; c++)
+                STOREU(y + c * y_cstride + p, r[c]);
+        }
+    }
+    if (stream)
+        _mm_sfence();
+    for (; p < n; p++)
+        for (c = 0; c < channels; c++)
+            y[c * y_cstride + p] = out[(irgrid_index)slot[p] * LANES + c];
+}

@@ -1,0 +1,77 @@
+# The C core's API (kernels/core/*.h) for the Cython drivers: codes and limits, the schedule, and the
+# problem structs, plans and chunk functions of GridSample and AffineGrid.
+from libc.stddef cimport ptrdiff_t
+
+cdef extern from "guards.h":
+    ctypedef ptrdiff_t irgrid_index
+    enum:
+        IRGRID_PAD_ZEROS
+        IRGRID_PAD_BORDER
+        IRGRID_PAD_REFLECTION
+        IRGRID_MODE_NEAREST
+        IRGRID_MODE_LINEAR
+        IRGRID_MODE_CUBIC
+        IRGRID_MAX_TAPS
+        IRGRID_MAX_RANK
+
+cdef extern from "status.h":
+    const char* irgrid_error_text(int status) noexcept nogil
+
+cdef extern from "dtype.h":
+    enum:
+        IRGRID_F32
+        IRGRID_F64
+
+cdef extern from "schedule.h":
+    enum:
+        IRGRID_MAX_PHASES
+    ctypedef struct irgrid_schedule:
+        int phases
+        irgrid_index rounds
+        irgrid_index units[IRGRID_MAX_PHASES]
+        size_t worker_bytes
+        size_t shared_bytes
+        int workers
+        int in_order
+    void irgrid_worker_reset(void* worker_scratch) noexcept nogil
+
+cdef extern from "affine.h":
+    enum:
+        IRGRID_AFFINE_MAX_RANK
+
+cdef extern from "grid_sample.h":
+    enum:
+        IRGRID_POLICY_NEVER
+        IRGRID_POLICY_AUTO
+        IRGRID_POLICY_ALWAYS
+    ctypedef struct irgrid_grid_sample:
+        int dtype
+        irgrid_index batch, channels, rank
+        irgrid_index dims[IRGRID_MAX_RANK]
+        irgrid_index out_dims[IRGRID_MAX_RANK]
+        int mode, padding, align_corners
+        int affine, grid_align_corners
+        const void* data
+        const void* coords
+        void* output
+        int simd, interleave, binning, threads
+        irgrid_index points
+        irgrid_schedule schedule
+    int irgrid_grid_sample_simd_available() noexcept nogil
+    int irgrid_grid_sample_plan(irgrid_grid_sample* p) noexcept nogil
+    void irgrid_grid_sample_run(const irgrid_grid_sample* p, int phase, void* shared, void* worker,
+                                irgrid_index begin, irgrid_index end) noexcept nogil
+
+cdef extern from "affine_grid.h":
+    ctypedef struct irgrid_affine_grid:
+        int dtype
+        irgrid_index batch, rank
+        irgrid_index out_dims[IRGRID_AFFINE_MAX_RANK]
+        int align_corners
+        const void* theta
+        void* grid
+        int threads
+        irgrid_schedule schedule
+    int irgrid_affine_grid_plan(irgrid_affine_grid* p) noexcept nogil
+    void irgrid_affine_grid_run(const irgrid_affine_grid* p, int phase, void* shared, void* worker,
+                                irgrid_index begin, irgrid_index end) noexcept nogil
