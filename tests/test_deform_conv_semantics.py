@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import irgrid
-from irgrid.ops import deform_conv
-from irgrid.ops.deform_conv import Geometry, convolve
+from irgrid.ops import im2col
+from irgrid.ops.im2col import Geometry, convolve
 from test_deform_conv_oracles import deform_conv_ir, random_deform_inputs, run_irgrid
 
 
@@ -136,7 +136,7 @@ def test_zero_offsets_and_unit_mask_are_a_plain_convolution(dims, kernel, tmp_pa
 def orientation(request, monkeypatch):
     """Each test runs with both GEMM orientations (the small cases here would all take columns
     times filters transposed)."""
-    monkeypatch.setattr(deform_conv, "FILTERS_FIRST", 1 if request.param == "filters_first" else 1 << 30)
+    monkeypatch.setattr(im2col, "FILTERS_FIRST", 1 if request.param == "filters_first" else 1 << 30)
     return request.param
 
 
@@ -162,7 +162,7 @@ def test_tiling_gives_the_same_result(monkeypatch, orientation):
     kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4)
     whole = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
     # 37 points per tile: per point 16 * 9 column values and the GEMM block's 8 / 2
-    monkeypatch.setattr(deform_conv, "TILE_BYTES", (16 * 9 + 4) * 4 * 37)
+    monkeypatch.setattr(im2col, "TILE_BYTES", (16 * 9 + 4) * 4 * 37)
     np.testing.assert_allclose(convolve(arrays["X"], arrays["W"], geometry, **kwargs), whole, rtol=1e-5, atol=1e-5)
 
 
@@ -178,8 +178,8 @@ def test_streaming_column_stores_change_nothing(dims, kernel, group, monkeypatch
     kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=group, offset_groups=2,
                   threads=2)
     plain = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
-    monkeypatch.setattr(deform_conv, "STREAM_BYTES", 0)
-    monkeypatch.setattr(deform_conv, "STREAM_MIN_CHANNELS", 1)
+    monkeypatch.setattr(im2col, "STREAM_BYTES", 0)
+    monkeypatch.setattr(im2col, "STREAM_MIN_CHANNELS", 1)
     assert np.array_equal(convolve(arrays["X"], arrays["W"], geometry, **kwargs), plain)
     want = reference(arrays["X"], arrays["W"], arrays["offset"], arrays["mask"], arrays["B"], pads=[1] * (2 * r),
                      group=group, offset_group=2)

@@ -7,7 +7,7 @@ auto_pad. GroupConvolution's filters are (groups, oC / groups, C / groups, kerne
 convolutions run on OpenVINO's own layer (irgrid/dense.py: 1.2-9x faster than im2col here, the same
 bits at any thread count); the others (f64, 1-D, an output dim of 1, `IRGRID_GEMM=numpy`, a process
 forked after OpenVINO ran) run the deformable path with no offsets (every sampling point on the grid,
-one tap each): the im2col kernel, tiling and per-group GEMMs of irgrid/ops/deform_conv.py.
+one tap each): the im2col kernel, tiling and per-group GEMMs of irgrid/ops/im2col.py.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..errors import ShapeError
 from ..ir.dims import format_shape
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from .common import array_infos, output_buffer, require_float
-from .deform_conv import OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry, require_same_type
+from .im2col import OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry, require_same_type
 
 
 def _checked(attrs: Attrs, inputs: list[TensorInfo], grouped: bool) -> tuple[TensorInfo, Geometry, int]:

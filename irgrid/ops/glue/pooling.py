@@ -36,7 +36,7 @@ from ...ir.dims import format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from ...dense import on_openvino, run_layer
 from ..common import along, array_infos, normalize_axis, output_buffer, require_float
-from ..deform_conv import AUTO_PADS, Geometry, openvino_geometry
+from ..im2col import AUTO_PADS, Geometry, openvino_geometry
 from .index_inputs import NUMERIC_TYPES
 
 
