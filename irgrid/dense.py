@@ -1,6 +1,6 @@
 """irgrid's runtime's dense layers on OpenVINO's CPU plugin or numpy: the GEMM after the convolution
 layers' im2col (`matmul`), and whole f32 layers OpenVINO runs much faster than numpy can
-(`run_layer`: Convolution, GroupConvolution, MaxPool, AvgPool).
+(`run_on_openvino`: Convolution, GroupConvolution, MaxPool, AvgPool).
 
 Backend: for f32 a one-op OpenVINO model compiled once per shapes, attributes and thread count by
 default, numpy (im2col + GEMM for convolutions, irgrid's numpy glue for the others) when
@@ -100,8 +100,8 @@ def convolution_on_openvino(x: np.ndarray, w: np.ndarray, out_dims: tuple[int, .
     return on_openvino(x, w) and x.ndim >= 4 and min(out_dims) >= 2 and x.size > 0 and w.size > 0
 
 
-def run_layer(build: Callable[..., list], settings: tuple, inputs: Sequence[np.ndarray], outs: Sequence[np.ndarray],
-              threads: int) -> list[np.ndarray]:
+def run_on_openvino(build: Callable[..., list], settings: tuple, inputs: Sequence[np.ndarray],
+                    outs: Sequence[np.ndarray], threads: int) -> list[np.ndarray]:
     """outs[i][...] = output i of the one-op OpenVINO model `build(parameters, *settings)` on f32 inputs;
     compiled once per (build, input shapes, settings, threads)."""
     compiled = _compiled_layer(build, tuple(a.shape for a in inputs), settings, max(1, int(threads)))

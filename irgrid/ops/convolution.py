@@ -15,7 +15,7 @@ from math import prod
 
 import numpy as np
 
-from ..dense import convolution_on_openvino, run_layer
+from ..dense import convolution_on_openvino, run_on_openvino
 from ..errors import ShapeError
 from ..ir.dims import format_shape
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
@@ -57,7 +57,7 @@ def _run(grouped: bool):
         data, filters = inputs
         if convolution_on_openvino(data, filters, out.shape[2:]):
             buffer = output_buffer(ctx.out, 0, out.shape, data.dtype)
-            return run_layer(_openvino_convolution, (geometry, grouped), inputs, [buffer], ctx.threads)
+            return run_on_openvino(_openvino_convolution, (geometry, grouped), inputs, [buffer], ctx.threads)
         flat = filters.reshape(prod(filters.shape[:2]), *filters.shape[2:]) if grouped else filters
         return [convolve(data, flat, geometry, group=group, threads=ctx.threads, out=ctx.out)]
     return run

@@ -34,7 +34,7 @@ from ...errors import LayerAttributeError, ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from ...dense import on_openvino, run_layer
+from ...dense import on_openvino, run_on_openvino
 from ..common import along, array_infos, normalize_axis, output_buffer, require_float
 from ..im2col import AUTO_PADS, Geometry, openvino_geometry
 from .index_inputs import NUMERIC_TYPES
@@ -189,7 +189,7 @@ def _max_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np
         if indices:
             outs.append(output_buffer(ctx.out, 1, shape, index_dtype))
         settings = _settings(attrs, "dilations", "index_element_type", "axis") + (("indices", indices),)
-        results = run_layer(_openvino_max_pool, settings, inputs, outs, ctx.threads)
+        results = run_on_openvino(_openvino_max_pool, settings, inputs, outs, ctx.threads)
     else:
         results = _max_pool(x, geometry, shape, _axis(attrs, x.ndim) if indices else None, index_dtype)
     return results + [None] if has_indices and not indices else results
@@ -206,7 +206,7 @@ def _avg_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np
     require_float(data, 0, "AvgPool's data")
     geometry, shape = _checked(attrs, data)
     if on_openvino(inputs[0]) and inputs[0].size:
-        return run_layer(_openvino_avg_pool, _settings(attrs, "exclude-pad"), inputs,
+        return run_on_openvino(_openvino_avg_pool, _settings(attrs, "exclude-pad"), inputs,
                          [output_buffer(ctx.out, 0, shape, inputs[0].dtype)], ctx.threads)
     return [_avg_pool(inputs[0], geometry, shape, attrs["exclude-pad"])]
 
