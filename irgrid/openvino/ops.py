@@ -16,11 +16,14 @@ plugin's choices are honoured too.
 """
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 import numpy as np
 import openvino as ov
 
+from .. import _kernels
+from .._kernels import OPERATOR_KERNELS
 from ..errors import IRGridError
 from ..forks import marks
 from ..ir import element_types
@@ -31,7 +34,8 @@ from ..threads import kernel_threads
 # Each kernel module gives its OpenMP workers the CPUs of the thread that imports it
 # (kernels/cython/worker_cpus.h): imported here, with irgrid.openvino, before OpenVINO runs an op on a
 # thread it pinned to one core.
-from .._kernels import affine_grid_kernel, deform_columns, prior_boxes, sampling  # noqa: F401
+for _kernel in OPERATOR_KERNELS:
+    import_module(f"{_kernels.__name__}.{_kernel}")
 
 _CLASSES: dict[tuple[str, str], type] = {}
 

@@ -20,7 +20,7 @@ from ..errors import ShapeError
 from ..ir.dims import format_shape
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from .common import array_infos, output_buffer, require_float
-from .im2col import OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry, require_same_type
+from .im2col import ENTRY, OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry, require_same_type
 
 
 def _checked(attrs: Attrs, inputs: list[TensorInfo], grouped: bool) -> tuple[TensorInfo, Geometry, int]:
@@ -80,4 +80,4 @@ for _type, _grouped, _summary in (
     register(OpSpec(
         type=_type, versions=("opset1",), inputs=(2, 2), native=True, kernel=True, engine="OpenVINO f32, Cython",
         attrs=OPENVINO_CONV_ATTRS, infer=lambda attrs, inputs, grouped=_grouped: [_checked(attrs, inputs, grouped)[0]],
-        run=_run(_grouped), summary=_summary))
+        run=_run(_grouped), entry=f"OpenVINO {_type} (f32 2-D/3-D), else {ENTRY}", summary=_summary))

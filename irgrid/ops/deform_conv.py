@@ -44,8 +44,8 @@ from ..ir.attributes import Attr
 from ..ir.dims import format_shape
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from .common import array_infos, merge_dim, require_float
-from .im2col import (OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry, require_same_type,
-                     spatial_values)
+from .im2col import (ENTRY, OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry,
+                     require_same_type, spatial_values)
 
 
 def _require_rank(info: TensorInfo, rank: int, index: int, what: str) -> None:
@@ -134,11 +134,11 @@ _DEFORMABLE_V1_ATTRS = (*OPENVINO_CONV_ATTRS, Attr("group", "int", 1, minimum=1)
                         Attr("deformable_group", "int", 1, minimum=1))
 _SUMMARY = "Bilinear sampling at learned offsets, im2col + GEMM per group."
 register(OpSpec(
-    type="DeformableConvolution", versions=("opset1",), inputs=(3, 3), native=True, kernel=True,
+    type="DeformableConvolution", versions=("opset1",), inputs=(3, 3), native=True, kernel=True, entry=ENTRY,
     attrs=_DEFORMABLE_V1_ATTRS, infer=_openvino_infer, run=_openvino_run,
     summary=f"OpenVINO DeformableConvolution-1 (2-D). {_SUMMARY}"))
 register(OpSpec(
-    type="DeformableConvolution", versions=("opset8",), inputs=(3, 4), native=True, kernel=True,
+    type="DeformableConvolution", versions=("opset8",), inputs=(3, 4), native=True, kernel=True, entry=ENTRY,
     attrs=(*_DEFORMABLE_V1_ATTRS, Attr("bilinear_interpolation_pad", "bool", False)),
     infer=_openvino_infer, run=_openvino_run,
     summary=f"OpenVINO DeformableConvolution-8 (2-D, optional mask, both boundary rules). {_SUMMARY}"))
@@ -188,7 +188,7 @@ def _onnx_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[n
 
 
 register(OpSpec(
-    type="DeformConv", versions=("irgrid1",), inputs=(3, 5), native=False, kernel=True,
+    type="DeformConv", versions=("irgrid1",), inputs=(3, 5), native=False, kernel=True, entry=ENTRY,
     attrs=(Attr("dilations", "ints", [1], minimum=1), Attr("group", "int", 1, minimum=1),
            Attr("kernel_shape", "ints", [0], minimum=0), Attr("offset_group", "int", 1, minimum=1),
            Attr("pads", "ints", [0], minimum=0), Attr("strides", "ints", [1], minimum=1)),

@@ -75,6 +75,9 @@ FILTERS_FIRST = 256
 # against 0.23).
 TRANSPOSE_PARALLEL_BYTES = 2 * 2**20
 
+# What runs a convolution on this engine, as `CompiledModel.describe()` names it (OpSpec.entry).
+ENTRY = "deform_columns.deformable_columns + GEMM"
+
 AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
              "same_lower": "same_lower"}
 

@@ -258,19 +258,22 @@ _INDICES = (Attr("dilations", "ints", [1], minimum=1),
             Attr("axis", "int", 0))
 _EXCLUDE_PAD = Attr("exclude-pad", "bool", False, required=True)
 _ENGINE = "OpenVINO f32, numpy"
+_MAX_ENTRY, _AVG_ENTRY = (f"OpenVINO {op} (f32), else numpy" for op in ("MaxPool", "AvgPool"))  # OpSpec.entry
 
 register(OpSpec(type="MaxPool", versions=("opset1",), inputs=(1, 1), attrs=(*_WINDOW, _rounding("floor", "ceil")),
-                infer=_max_infer, run=_max_run, engine=_ENGINE,
+                infer=_max_infer, run=_max_run, engine=_ENGINE, entry=_MAX_ENTRY,
                 summary="Max over windows, 1-3 spatial dims (pads, auto_pad, floor/ceil)."))
 register(OpSpec(type="MaxPool", versions=("opset8",), inputs=(1, 1), outputs=2,
                 attrs=(*_WINDOW, _rounding("floor", "ceil"), *_INDICES), infer=_max_infer, run=_max_run,
-                engine=_ENGINE, summary="MaxPool with dilations and a second output: the flat indices from axis."))
+                engine=_ENGINE, entry=_MAX_ENTRY,
+                summary="MaxPool with dilations and a second output: the flat indices from axis."))
 register(OpSpec(type="MaxPool", versions=("opset14",), inputs=(1, 1), outputs=2,
                 attrs=(*_WINDOW, _rounding("floor", "ceil", "ceil_torch"), *_INDICES), infer=_max_infer, run=_max_run,
-                engine=_ENGINE, summary="MaxPool-8 with rounding_type ceil_torch."))
+                engine=_ENGINE, entry=_MAX_ENTRY, summary="MaxPool-8 with rounding_type ceil_torch."))
 register(OpSpec(type="AvgPool", versions=("opset1",), inputs=(1, 1),
                 attrs=(*_WINDOW, _EXCLUDE_PAD, _rounding("floor", "ceil")), infer=_avg_infer, run=_avg_run,
-                engine=_ENGINE, summary="Mean over windows, 1-3 spatial dims (exclude-pad, auto_pad, floor/ceil)."))
+                engine=_ENGINE, entry=_AVG_ENTRY,
+                summary="Mean over windows, 1-3 spatial dims (exclude-pad, auto_pad, floor/ceil)."))
 register(OpSpec(type="AvgPool", versions=("opset14",), inputs=(1, 1),
                 attrs=(*_WINDOW, _EXCLUDE_PAD, _rounding("floor", "ceil", "ceil_torch")), infer=_avg_infer,
-                run=_avg_run, engine=_ENGINE, summary="AvgPool-1 with rounding_type ceil_torch."))
+                run=_avg_run, engine=_ENGINE, entry=_AVG_ENTRY, summary="AvgPool-1 with rounding_type ceil_torch."))
