@@ -34,8 +34,7 @@ from .errors import (  # noqa: E402
     ShapeError, UnsupportedLayerError, WeightsError)
 from .runtime.compiled import CompiledModel, compile_model  # noqa: E402
 from .threads import get_num_threads, set_num_threads  # noqa: E402
-
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 __all__ = [
     "read_model", "check_model", "compile_model", "CompiledModel", "set_num_threads", "get_num_threads",
