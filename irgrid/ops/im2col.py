@@ -15,14 +15,8 @@ non-temporal stores when the tile outgrows the caches and the GEMM is compute-bo
 reordered to (K * C / group, oC / group), a (tile, oC / group) block that a blocked transpose writes
 into the output with the bias added; from there filters times columns transposed writes the output
 layout directly, the bias added inside the MatMul. The transposes run on one thread up to
-TRANSPOSE_PARALLEL_BYTES. Measured on Zen 4 (2 threads, min of interleaved runs on a machine other
-jobs shared, ms): dcn_64 (C = oC = 64, 64 x 64, mask) both transposes 0.25-0.27, im2col 0.55-0.8
-(streamed; 1.1-1.2 before the 8-point 2-D path), GEMM 1.5-1.9 (160-200 GFLOP/s), the layer
-2.8-2.9 (OpenVINO's DeformableConvolution 2.6-2.7); the neck (C = oC = 256, 50 x 68) transpose in
-0.3, im2col 1.55 (before the 8-point path), GEMM 19.2-19.5 (~206 GFLOP/s, as the benchmark's
-SGEMM line), no transpose. The neck's GEMM is 4.01 GFLOP, so at that rate it alone takes ~19.5 ms:
-the op cannot go much below 21 ms this way; dcn_64's is 0.30 GFLOP (~1.5 ms), so there the GEMM
-is about 60% of the layer.
+TRANSPOSE_PARALLEL_BYTES.
+The GEMM bounds the layer (benchmarks/README.md, "The convolution engine's time").
 f32 and f64 run natively; f16 and bf16 in f32.
 """
 from __future__ import annotations
@@ -42,37 +36,25 @@ from ..registry import Attrs, TensorInfo
 from .common import compute_dtype, merge_dim, output_buffer
 
 # Work-buffer budget per tile: the im2col tile and its GEMM block hold at most this many bytes (one
-# output point's, C * K + oC / group values, is the floor). One tile is fastest (the neck case on
-# Zen 4: 16 MiB tiles 7% slower, 4 MiB 13%; dcn_64 with 4 MiB 11%), so the budget is as large as
-# the memory goal allows.
+# output point's, C * K + oC / group values, is the floor); one tile is fastest, so the budget is as
+# large as the memory goal allows (benchmarks/README.md, "The convolution engine's constants").
 TILE_BYTES = 64 * 2**20
 
-# A column tile larger than this is written with non-temporal stores (far beyond the 1 MiB L2s, and
-# the cached stores' line reads cost as much as the writes): on Zen 4 the neck case's 31 MiB tile
-# took 1.55 ms instead of 2.2 (im2col + GEMM 20.4 ms against 21.3). dcn_64's 9 MiB tile gained
-# nothing while its im2col was bound by scalar work; since the 2-D path takes 8 points at a time
-# (kernels/cython/deform_columns.pyx) its stores bound it, and streaming made the whole layer 10%
-# faster (median of 6 interleaved rounds, 2 threads, shared machine: 3.19 ms against 3.54; the
-# im2col alone 0.25-0.3 ms faster at one thread, the GEMM reading the tile back unchanged).
+# A column tile larger than this is written with non-temporal stores: far beyond the L2s, the cached
+# stores' line reads cost as much as the writes...
 STREAM_BYTES = 4 * 2**20
 # ... when the GEMM does enough work per column value (2 * oC / group flops) to hide reading the
-# tile back from memory: the 3-D case (16 channels, a 28 MiB tile) was 7% slower streamed.
+# tile back from memory (benchmarks/README.md, "The convolution engine's constants").
 STREAM_MIN_CHANNELS = 64
 
 # From this many output channels per group the GEMM runs filters times columns transposed, giving
 # the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
-# times the (K * C / group, oC / group) filters and a transpose. Measured on Zen 4, 2 threads, GEMM
-# plus transpose: oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25%
-# slower. Re-measured for dcn_64 (4096 x 576 x 64, 3 interleaved runs of 60): filters first 4-5%
-# slower than columns first with the filters transposed; columns first with the (K * C, oC) filters
-# (no transposed operand) and the one-thread transpose 5-8% faster than that; the neck's 3400 x 2304
-# x 256 filters first 3.5% faster.
+# times the (K * C / group, oC / group) filters and a transpose: the faster of the two on each side
+# (benchmarks/README.md, "The convolution engine's constants").
 FILTERS_FIRST = 256
 
 # The transposes in and out run on one thread up to this many bytes: waking OpenMP's second thread
-# costs more than it saves there (Zen 4, after an OpenVINO MatMul: (64, 4096) -> (4096, 64) 0.07 ms on
-# one thread, 0.085 on two; (4096, 64) -> (64, 4096) 0.14 against 0.17; the neck's 3.3 MiB 0.29
-# against 0.23).
+# costs more than it saves there (benchmarks/README.md, "The convolution engine's constants").
 TRANSPOSE_PARALLEL_BYTES = 2 * 2**20
 
 # What runs a convolution on this engine, as `CompiledModel.describe()` names it (OpSpec.entry).
@@ -209,8 +191,7 @@ _scratch = threading.local()
 def scratch(size: int, dtype: np.dtype) -> np.ndarray:
     """A 1-D work array of `size` elements starting on a 64-byte boundary (the streaming column
     stores need 32), reused across calls from one Python thread while it fits TILE_BYTES (a fresh
-    array each call costs a page fault per 4 KiB: measured 1.5-2 ms for 30 MiB); larger requests get
-    a fresh array. The kept buffer lives as long as its thread."""
+    array each call costs a page fault per 4 KiB); larger requests get a fresh array. The kept buffer lives as long as its thread."""
     nbytes = size * np.dtype(dtype).itemsize
     buffer = getattr(_scratch, "buffer", None)
     if nbytes > TILE_BYTES or buffer is None or buffer.nbytes < nbytes + 64:

@@ -3,7 +3,7 @@ they feed (fusion.py), output buffers preallocated, and layers whose input shape
 prepared once (their op's `prepare` hook: validation moves from every call to compile time);
 `CompiledModel.describe()` shows the plan.
 
-A call's own cost matters for small models (a 4x4 GridSample's kernel takes a third of a microsecond):
+A call's own cost matters for small models (a small GridSample's kernel takes well under a microsecond):
 the call path checks inputs with a fast path for static shapes, runs each step's runner built at compile
 time (`execution.layer_runner`) with one RunContext per step, and skips the aliasing check for outputs a
 prepared step returns fresh (benchmarks/README.md, "Per-call cost").
@@ -12,11 +12,9 @@ A model with dynamic input dims (what `ov.convert_model` writes unless given `in
 the glue that builds grids from the input's shape, so it runs that glue on every call. From the
 second call with one set of input shapes (`SPECIALIZE_AFTER`) it runs a plan compiled for those
 shapes instead, as `-shape` would give, keeping the last `SPECIALIZED_PLANS` of them: the same
-results, and on a 48x64 flow warp converted that way 0.43 ms a call against 0.17 (an audit's
-measurement; OpenVINO 0.12). Once SPECIALIZED_PLANS plans have been dropped for others, the model
-compiles no more (its plans stay, other shapes run the dynamic plan): more shapes in rotation than
-plans kept would otherwise compile one on nearly every call (an audit: 8 shapes in turn, 68 compiles
-in 200 calls, 0.84 ms a call against 0.46 without plans)."""
+results, several times faster a call. Once SPECIALIZED_PLANS plans have been dropped for others, the
+model compiles no more (its plans stay, other shapes run the dynamic plan): more shapes in rotation than
+plans kept would otherwise compile one on nearly every call (benchmarks/README.md, "Specialised plans")."""
 from __future__ import annotations
 
 import os
