@@ -10,7 +10,7 @@ default, numpy (im2col + GEMM for convolutions, irgrid's numpy glue for the othe
 Why OpenVINO for the GEMM: numpy's OpenBLAS keeps its threads spinning beside irgrid's OpenMP im2col
 threads and ignores irgrid's thread count; OpenVINO's MatMul honours it, matches or beats OpenBLAS on
 the shapes the convolutions run, and gives bitwise equal products at 1 and 2 threads
-(tests/test_deform_conv_semantics.py), so results do not depend on irgrid's thread count with either
+(tests/ops/test_deform_conv_semantics.py), so results do not depend on irgrid's thread count with either
 backend. The filters stay a Parameter: compiled in, they round differently and cost a compile each.
 
 Why OpenVINO for whole convolutions and pooling: several times faster than im2col or numpy per layer,

@@ -1,6 +1,6 @@
 """Compiled Cython kernels (sources in the top-level kernels/cython/ folder).
 
-The one list of the kernel modules: setup.py builds the same names (tests/test_source_tree.py holds
+The one list of the kernel modules: setup.py builds the same names (tests/test_one_place.py holds
 it to them), irgrid.openvino.ops imports the operator kernels, and an OpSpec's `entry` names one.
 """
 

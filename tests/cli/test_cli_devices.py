@@ -12,11 +12,10 @@ import pytest
 import irgrid
 import irgrid.openvino as iov
 
-from oracles import save_ov
-from test_cli import assert_one_line_error, run_cli
-from test_openvino_extension import _gridsample_onnx, _mixed_model, _mixed_reference
+from oracles import (SAMPLES, assert_one_line_error, gridsample_onnx, mixed_model, mixed_reference, run_cli,
+                     save_ov)
 
-ROOT_SAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "samples"
+ROOT_SAMPLES = SAMPLES
 
 
 def _outputs(proc) -> dict[str, list[str]]:
@@ -98,7 +97,7 @@ def test_auto_sends_convolutional_networks_to_openvino_unless_f64_or_a_fork_chil
 
 
 def test_auto_chooses_openvino_for_layers_irgrid_lacks(tmp_path):
-    model, feeds, _ = _mixed_model()
+    model, feeds, _ = mixed_model()
     path = save_ov(model, tmp_path)
     np.savez(tmp_path / "inputs.npz", **feeds)
     proc = run_cli("infer", path, "-o", tmp_path / "out.npz", "-niter", 1, cwd=tmp_path)
@@ -108,13 +107,13 @@ def test_auto_chooses_openvino_for_layers_irgrid_lacks(tmp_path):
     assert "MVN-opset6" in device  # OpenVINO runs the layers irgrid lacks
     assert set(_outputs(proc)) == {"normalised"}
     with np.load(tmp_path / "out.npz") as saved:
-        np.testing.assert_allclose(saved["normalised"], _mixed_reference(feeds), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(saved["normalised"], mixed_reference(feeds), rtol=1e-5, atol=1e-5)
     err = assert_one_line_error(run_cli("infer", path, "-d", "irgrid", cwd=tmp_path), 2, "UnsupportedLayerError")
     assert _lacking(path)[0].split("-")[0] in err
 
 
 def test_onnx_model_runs_through_openvino(tmp_path):
-    feeds = _gridsample_onnx(tmp_path / "gs3.onnx", 3, "cubic", padding_mode="reflection")
+    feeds = gridsample_onnx(tmp_path / "gs3.onnx", 3, "cubic", padding_mode="reflection")
     np.savez(tmp_path / "inputs.npz", **feeds)
     proc = run_cli("infer", tmp_path / "gs3.onnx", "-niter", 1, "-o", tmp_path / "y.npy", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -128,7 +127,7 @@ def test_onnx_model_runs_through_openvino(tmp_path):
 
 
 def test_convert_then_irgrid_runtime(tmp_path):
-    feeds = _gridsample_onnx(tmp_path / "gs1.onnx", 1, "linear", align_corners=1)
+    feeds = gridsample_onnx(tmp_path / "gs1.onnx", 1, "linear", align_corners=1)
     proc = run_cli("convert", tmp_path / "gs1.onnx", "-o", tmp_path / "gs1.xml", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert 'version="irgrid1"' in (tmp_path / "gs1.xml").read_text()
@@ -147,7 +146,7 @@ def test_convert_then_irgrid_runtime(tmp_path):
 
 def test_an_irgrid_version_this_irgrid_lacks(tmp_path):
     """OpenVINO's refusal becomes one line that says how to fix it."""
-    model, feeds, _ = _mixed_model()
+    model, feeds, _ = mixed_model()
     path = save_ov(model, tmp_path)
     path.write_text(path.read_text().replace('version="irgrid1"', 'version="irgrid7"'))
     np.savez(tmp_path / "inputs.npz", **feeds)
@@ -232,7 +231,7 @@ def test_corrupt_onnx_is_one_line(tmp_path, command):
 def test_check_of_an_onnx_file_says_to_convert_it(tmp_path):
     """`check` (and -d irgrid) read IR: an ONNX file is named as one, not as XML that is not well-formed."""
     path = tmp_path / "model.onnx"
-    _gridsample_onnx(path, 2, "linear")
+    gridsample_onnx(path, 2, "linear")
     assert_one_line_error(run_cli("check", path, cwd=tmp_path), 2, "ParseError", "is an ONNX model",
                           "irgrid convert")
 
@@ -246,7 +245,7 @@ def test_input_file_given_as_the_model_is_one_line(tmp_path):
 @pytest.mark.parametrize("command", ["infer", "convert"])
 def test_a_conversion_rule_refusal_is_its_reason(tmp_path, command):
     """OpenVINO wraps a rule's error in a traceback and a summary; the one line is irgrid's reason."""
-    _gridsample_onnx(tmp_path / "gs.onnx", 3, "sharp")
+    gridsample_onnx(tmp_path / "gs.onnx", 3, "sharp")
     extra = ["-o", tmp_path / "out.xml"] if command == "convert" else []
     proc = run_cli(command, tmp_path / "gs.onnx", *extra, cwd=tmp_path)
     assert_one_line_error(proc, 2, "OpenVINOError", "ValueError: GridSample: unknown mode 'sharp'")
