@@ -15,8 +15,6 @@ import irgrid.openvino as iov
 from oracles import (SAMPLES, assert_one_line_error, gridsample_onnx, mixed_model, mixed_reference, run_cli,
                      save_ov)
 
-ROOT_SAMPLES = SAMPLES
-
 
 def _outputs(proc) -> dict[str, list[str]]:
     lines = proc.stdout.splitlines()
@@ -31,7 +29,7 @@ def _outputs(proc) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("device", ["irgrid", "openvino", "auto"])
 def test_sample_on_each_device(device, tmp_path):
-    path = ROOT_SAMPLES / "volume_warp" / "model.xml"
+    path = SAMPLES / "volume_warp" / "model.xml"
     proc = run_cli("infer", path, "-d", device, "-niter", 2, "-o", tmp_path / "out.npz", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.splitlines()[0]
@@ -169,7 +167,7 @@ def _counters(stdout: str) -> dict[str, list[str]]:
 @pytest.mark.parametrize("device", ["irgrid", "openvino"])
 def test_per_layer_counters(device, tmp_path):
     """-pc: each layer that ran, its type, kernel, median ms and share, as benchmark_app prints them."""
-    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    path = SAMPLES / "flow_warp" / "model.xml"
     proc = run_cli("infer", path, "-d", device, "-niter", 3, "-pc", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Performance counts (median of 3 runs):" in proc.stdout
@@ -209,7 +207,7 @@ def test_per_layer_counters_of_a_dynamic_model_on_openvino(tmp_path):
 def test_openvino_device_checks_input_arrays(tmp_path, dtype):
     """OpenVINO's device refuses what irgrid's refuses, by the same check: a big-endian f32 was read as
     garbage (exit 0) and a complex array was OpenVINO's traceback."""
-    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    path = SAMPLES / "flow_warp" / "model.xml"
     with np.load(path.with_name("inputs.npz")) as saved:
         inputs = dict(saved)
     inputs["image"] = inputs["image"].astype(dtype)
@@ -238,7 +236,7 @@ def test_check_of_an_onnx_file_says_to_convert_it(tmp_path):
 
 def test_input_file_given_as_the_model_is_one_line(tmp_path):
     """A common slip (`irgrid infer inputs.npz`): refused by irgrid, not left to OpenVINO's frontends."""
-    path = ROOT_SAMPLES / "flow_warp" / "inputs.npz"
+    path = SAMPLES / "flow_warp" / "inputs.npz"
     assert_one_line_error(run_cli("infer", path, cwd=tmp_path), 2, "InputError", "not a model")
 
 
@@ -352,7 +350,7 @@ def test_ctrl_c_inside_an_irgrid_op_on_openvino_is_a_keyboard_interrupt(tmp_path
     import irgrid.openvino.ops as ov_ops
     from irgrid.devices import open_model
 
-    path = ROOT_SAMPLES / "volume_warp" / "model.xml"
+    path = SAMPLES / "volume_warp" / "model.xml"
     model, why = open_model(path, "openvino")
     assert "GridSample" in path.read_text() and why.startswith("openvino")
     inputs = dict(np.load(path.with_name("inputs.npz")))
@@ -373,7 +371,7 @@ def test_inputs_as_a_sequence_or_else_an_input_error_on_both_devices(device):
     values under the mask) is an InputError. OpenVINO's own run of the sample gives the values."""
     from irgrid.devices import open_model
 
-    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    path = SAMPLES / "flow_warp" / "model.xml"
     feeds = dict(np.load(path.with_name("inputs.npz")))
     model, _ = open_model(path, device)
     expected = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(feeds)[0]
