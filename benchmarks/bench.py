@@ -51,7 +51,7 @@ Method
   point, over irgrid's median time), that as a fraction of the SGEMM rate measured in the same run
   (numpy and OpenVINO MatMul on 256x2304 . 2304x3400 f32, best of a few calls), and irgrid's peak
   extra memory besides inputs and output (one item's data channels-last, the reordered filters, the
-  im2col tile of at most 64 MiB and its GEMM block; irgrid.ops.deform_conv.workspace_bytes).
+  im2col tile of at most 64 MiB and its GEMM block; irgrid.ops.im2col.workspace_bytes).
 - The extension's own cost (cases in EXT_PAIRED_CASES): irgrid's runtime and OpenVINO running the
   same layer through irgrid's extension, in one process, in alternating batches (each >= --min-sample-ms
   of back-to-back calls; the order flips every pair), --rounds fresh processes of EXT_PAIRS pairs each.
@@ -1088,7 +1088,7 @@ def main(argv: list[str] | None = None) -> int:
                 row["ratio_peer_over_irgrid"] = {p: r["timing"]["median_ms"] / base for p, r in row["peers"].items()
                                                  if p != "irgrid" and r.get("ok")}
                 if case["kind"] == "deform_conv":
-                    from irgrid.ops.deform_conv import workspace_bytes
+                    from irgrid.ops.im2col import workspace_bytes
 
                     row["irgrid_GFLOPs"] = _deform_flops(case) / (base / 1e3) / 1e9
                     row["extra_memory_MiB"] = workspace_bytes(case["x"], case["w"], case["x"][2:], 4) / 2**20

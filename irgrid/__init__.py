@@ -8,15 +8,11 @@
 """
 import os
 
-# libgomp's default wait policy spins for up to about 3 ms after every parallel region; beside
-# OpenVINO's own threads (an OpenVINO extension op, a benchmark in the same process) that spinning
-# measured a 20x slowdown (docs/openvino.md). PASSIVE alone sleeps at once, and waking the sleeping
-# worker then cost each parallel region of back-to-back calls (the kernels skip the region when the
-# work fits one chunk) 50-65 us on this project's 2-vCPU VM (a bare prange: 1 us when the worker
-# spins). Spinning 1000 rounds first (about 10-20 us, GOMP_SPINCOUNT) took 2-D GridSample calls to
-# 0.85-0.96x the time (benchmarks/README.md, "Waking the OpenMP worker"). Both must be set before
-# libgomp loads, i.e. before the first kernel import; a user's own wait policy is kept as it is
-# (PASSIVE without the spin if so chosen).
+# libgomp's default wait policy spins for milliseconds after every parallel region, which slows
+# OpenVINO's own threads beside it (docs/openvino.md); PASSIVE alone makes waking the worker costly
+# for back-to-back calls, so it spins briefly first (GOMP_SPINCOUNT; benchmarks/README.md, "Waking the
+# OpenMP worker"). Both must be set before libgomp loads, i.e. before the first kernel import; a
+# user's own wait policy is kept as it is (PASSIVE without the spin if so chosen).
 if "OMP_WAIT_POLICY" not in os.environ:
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     os.environ.setdefault("GOMP_SPINCOUNT", "1000")
@@ -34,8 +30,7 @@ from .errors import (  # noqa: E402
     ShapeError, UnsupportedLayerError, WeightsError)
 from .runtime.compiled import CompiledModel, compile_model  # noqa: E402
 from .threads import get_num_threads, set_num_threads  # noqa: E402
-
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 __all__ = [
     "read_model", "check_model", "compile_model", "CompiledModel", "set_num_threads", "get_num_threads",

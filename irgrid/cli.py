@@ -382,7 +382,7 @@ def _convert(args) -> int:
 
 def _batch(args) -> int:
     """The model is opened here first, so a model error is exit 2 before Ray starts; the actors then
-    open the same IR on the device chosen here."""
+    open the same IR on the device chosen here (the run itself: irgrid.ray.run_batch)."""
     try:
         from . import ray as batch
     except ModuleNotFoundError as exc:
@@ -392,68 +392,19 @@ def _batch(args) -> int:
     from .runtime.compiled import CompiledModel
 
     model = Path(_model_path(args)).resolve()
-    input_dir, output_dir = _batch_dirs(args)
-    threads = validate_threads(args.nthreads, "-nthreads")
-    if args.actors is not None and args.actors < 1:
-        raise _UsageError("--actors must be at least 1")
-    compiled, why = open_model(model, args.device, None, threads)
-    device = "irgrid" if isinstance(compiled, CompiledModel) else "openvino"
-    print(f"Device: {why}")
-    _print_extension(compiled)
-    files, skipped = batch.pending_files(input_dir, output_dir)
-    note = f" ({skipped} skipped: output exists)" if skipped else ""
-    print(f"Inputs: {len(files)} to run under {args.input}{note}")
-    if not files:
-        batch.write_errors(output_dir, [])
-        return 0
     try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _UsageError(f"cannot create --output {args.output!r}: {exc.strerror or exc}") from None
-    started = batch.start_ray(args.address)
-    try:
-        actors = _batch_actors(args, batch, threads, started)
-        start = time.perf_counter()
-        failures = [(name, error) for name, error in batch.run_files(
-            model, input_dir, output_dir, files, device, threads, actors) if error]
-        seconds = time.perf_counter() - start
-    except batch.ray.exceptions.RayError as exc:
-        raise _UsageError(f"Ray failed: {batch.ray_failure_line(exc)}") from None
-    finally:
-        if started:
-            batch.ray.shutdown()
-    table = batch.write_errors(output_dir, failures)
-    print(f"Done: {len(files) - len(failures)} ok, {len(failures)} failed in {seconds:.2f} s "
-          f"({len(files) / seconds:.1f} items/s)" + (f"; errors listed in {table}" if table else ""))
-    return 1 if failures else 0
-
-
-def _batch_dirs(args) -> tuple[Path, Path]:
-    """--input and --output, absolute (Ray workers run elsewhere)."""
-    input_dir, output_dir = Path(args.input).resolve(), Path(args.output).resolve()
-    if not input_dir.is_dir():
-        raise _UsageError(f"--input {args.input!r} is not a directory")
-    if output_dir == input_dir or input_dir in output_dir.parents:
-        raise _UsageError("--output must not be inside --input (its outputs would be read as inputs)")
-    if output_dir.exists() and not output_dir.is_dir():
-        raise _UsageError(f"--output {args.output!r} is a file, not a directory")
-    return input_dir, output_dir
-
-
-def _batch_actors(args, batch, threads: int, started: bool) -> int:
-    """How many actors of `threads` CPUs: --actors, else as many as the nodes hold; more than the
-    cluster can place is a usage error (Ray would wait for CPUs that never come)."""
-    nodes = batch.node_cpus()
-    cpus, largest = sum(nodes), max(nodes, default=0)
-    if threads > largest:
-        raise _UsageError(f"-nthreads {threads}: no Ray node has that many CPUs (the largest has {largest})")
-    actors = args.actors or sum(n // threads for n in nodes)
-    if actors * threads > cpus:
-        raise _UsageError(f"--actors {actors} x -nthreads {threads} needs {actors * threads} CPUs; the Ray "
-                          f"cluster has {cpus}")
-    where = f"cluster at {args.address}" if args.address else "local instance" if started else "this session's Ray"
-    print(f"Ray: {where}, {cpus} CPUs; {actors} actor{'s' * (actors > 1)} x {threads} thread{'s' * (threads > 1)}")
-    return actors
+        input_dir, output_dir = batch.batch_dirs(args.input, args.output)
+        threads = validate_threads(args.nthreads, "-nthreads")
+        if args.actors is not None and args.actors < 1:
+            raise _UsageError("--actors must be at least 1")
+        compiled, why = open_model(model, args.device, None, threads)
+        device = "irgrid" if isinstance(compiled, CompiledModel) else "openvino"
+        print(f"Device: {why}")
+        _print_extension(compiled)
+        return batch.run_batch(model, input_dir, output_dir, device, threads, args.actors, args.address,
+                               args.input, args.output)
+    except batch.BatchUsageError as exc:
+        raise _UsageError(str(exc)) from None
 
 
 def _ops(args) -> int:

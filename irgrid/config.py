@@ -4,11 +4,11 @@ from __future__ import annotations
 import os
 import sys
 
+from ._version import __version__
 from .threads import available_cores, get_num_threads
 
 
 def config() -> dict:
-    from . import __version__
     from ._kernels import _openmp
 
     return {

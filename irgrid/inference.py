@@ -1,4 +1,5 @@
-"""Shape and value inference over a whole model, shared by the checker and the executor.
+"""Shape and value inference over a whole model, shared by the checker and the executor (running a
+layer is irgrid/runtime/execution.py's).
 
 Layers are visited in topological order. Each op's `infer` sees its inputs' `TensorInfo`s (shape with
 unknown dims, element type, value when constant). Values propagate where they are known at compile
@@ -7,18 +8,15 @@ a size limit, so that shape subgraphs (ShapeOf -> Gather -> Concat -> Reshape) r
 """
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable
-
-import numpy as np
 
 from .errors import IRGridError, Problem, ShapeError
 from .ir import element_types
 from .ir.dims import is_static, num_elements
-from .ir.element_types import round_to_bf16
 from .ir.model import Layer, Model
 from .memory import check_fits
-from .registry import PreparedFn, RunContext, TensorInfo
+from .registry import RunContext, TensorInfo
+from .runtime.execution import run_layer
 from .threads import kernel_threads
 
 Key = tuple[str, int]  # (layer id, output index)
@@ -114,55 +112,6 @@ def oversized(model: Model, infos: dict[Key, TensorInfo]) -> list[Problem]:
             except ShapeError as exc:
                 problems.append(Problem(layer, port.id, exc.reason, "memory"))
     return problems
-
-
-# What an op may raise on bad values or shapes (numpy's own errors in glue layers included).
-LAYER_FAILURES = (IRGridError, ValueError, IndexError, ZeroDivisionError, TypeError, MemoryError)
-
-
-def layer_error(layer: Layer, exc: BaseException) -> IRGridError:
-    """An op's exception as an IRGridError located at the layer: a numpy failure in a glue layer
-    becomes a ShapeError naming it."""
-    if isinstance(exc, IRGridError):
-        return exc.located(layer)
-    if isinstance(exc, MemoryError):  # a size known only at run time (from input values) that cannot fit
-        return ShapeError(f"ran out of memory: {exc or 'allocation failed'}", layer=layer)
-    return ShapeError(f"failed: {exc}", layer=layer)
-
-
-def run_layer(layer: Layer, args: list[np.ndarray], ctx: RunContext, output_types: list[str]) -> list[np.ndarray]:
-    """Run one layer's op once (constant folding; a compiled model keeps each step's `layer_runner`);
-    errors are located at the layer."""
-    try:
-        return layer_runner(layer, output_types)(args, ctx)
-    except LAYER_FAILURES as exc:
-        raise layer_error(layer, exc) from None
-
-
-def layer_runner(layer: Layer, output_types: list[str], prepared: PreparedFn | None = None) -> PreparedFn:
-    """What runs one layer, `(arrays, ctx) -> outputs`: its `prepared` function when given, else its op's
-    `run` with its attributes. bf16 outputs, carried as f32 and computed in f32, are rounded to bf16 as
-    a bf16 tensor would store them (a no-op after layers that only move data). Errors are the op's own:
-    callers locate them with `layer_error` (the compiled model builds this once per step)."""
-    run = prepared if prepared is not None else partial(layer.op.run, layer.attrs)
-    if "bf16" not in output_types:
-        return run
-
-    def rounded(args: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
-        return [round_to_bf16(value) if element_type == "bf16" and value.dtype == np.float32 else value
-                for value, element_type in zip(run(args, ctx), output_types)]
-    return rounded
-
-
-def prepare_layer(layer: Layer, inputs: list[TensorInfo]) -> PreparedFn | None:
-    """The layer's op's `prepare` for these static inputs (None when it has none or declines);
-    errors located at the layer, as `run_layer` locates them."""
-    if layer.op.prepare is None:
-        return None
-    try:
-        return layer.op.prepare(layer.attrs, inputs)
-    except LAYER_FAILURES as exc:
-        raise layer_error(layer, exc) from None
 
 
 def _unknown_rank_outputs(layer: Layer, inputs: list[TensorInfo]) -> list[TensorInfo]:

@@ -10,7 +10,8 @@ once per actor: the IR is read, checked and planned once per actor, not once per
 its kernels with the CPUs Ray gave it (`num_cpus`), since several actors share a node and each taking
 every core would oversubscribe it.
 `FileRunner` is what `irgrid batch` maps: rows name input files, and each actor loads, runs and writes
-them itself, so the data never passes through the driver and a bad item becomes a row with its error.
+them itself, so the data never passes through the driver and a bad item becomes a row with its error;
+`run_batch` is that command's run, from the files still to do to the errors table.
 
 This module is `irgrid.ray`; `import ray` below is an absolute import (Python 3), so it is Ray itself.
 """
@@ -21,6 +22,7 @@ import logging
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
@@ -208,3 +210,68 @@ def write_errors(output_dir: Path, failures: Iterable[tuple[str, str]]) -> Path 
         writer.writerow(["file", "error"])
         writer.writerows(failures)
     return path
+
+
+class BatchUsageError(Exception):
+    """A batch that cannot run as asked (bad directories, more CPUs than the cluster has, Ray failing):
+    `irgrid batch` prints it as a usage error."""
+
+
+def batch_dirs(input_arg: str, output_arg: str) -> tuple[Path, Path]:
+    """--input and --output, absolute (Ray workers run elsewhere)."""
+    input_dir, output_dir = Path(input_arg).resolve(), Path(output_arg).resolve()
+    if not input_dir.is_dir():
+        raise BatchUsageError(f"--input {input_arg!r} is not a directory")
+    if output_dir == input_dir or input_dir in output_dir.parents:
+        raise BatchUsageError("--output must not be inside --input (its outputs would be read as inputs)")
+    if output_dir.exists() and not output_dir.is_dir():
+        raise BatchUsageError(f"--output {output_arg!r} is a file, not a directory")
+    return input_dir, output_dir
+
+
+def batch_actors(requested: int | None, threads: int, address: str | None, started: bool) -> int:
+    """How many actors of `threads` CPUs: `requested`, else as many as the nodes hold; more than the
+    cluster can place is a usage error (Ray would wait for CPUs that never come)."""
+    nodes = node_cpus()
+    cpus, largest = sum(nodes), max(nodes, default=0)
+    if threads > largest:
+        raise BatchUsageError(f"-nthreads {threads}: no Ray node has that many CPUs (the largest has {largest})")
+    actors = requested or sum(n // threads for n in nodes)
+    if actors * threads > cpus:
+        raise BatchUsageError(f"--actors {actors} x -nthreads {threads} needs {actors * threads} CPUs; the Ray "
+                              f"cluster has {cpus}")
+    where = f"cluster at {address}" if address else "local instance" if started else "this session's Ray"
+    print(f"Ray: {where}, {cpus} CPUs; {actors} actor{'s' * (actors > 1)} x {threads} thread{'s' * (threads > 1)}")
+    return actors
+
+
+def run_batch(model: Path, input_dir: Path, output_dir: Path, device: str, threads: int, actors: int | None,
+              address: str | None, input_arg: str, output_arg: str) -> int:
+    """`irgrid batch` once the model opened on `device`: every pending file under `input_dir` on Ray
+    (`address`, else a local instance), a summary printed; 1 when an item failed, else 0."""
+    files, skipped = pending_files(input_dir, output_dir)
+    note = f" ({skipped} skipped: output exists)" if skipped else ""
+    print(f"Inputs: {len(files)} to run under {input_arg}{note}")
+    if not files:
+        write_errors(output_dir, [])
+        return 0
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BatchUsageError(f"cannot create --output {output_arg!r}: {exc.strerror or exc}") from None
+    started = start_ray(address)
+    try:
+        actors = batch_actors(actors, threads, address, started)
+        start = time.perf_counter()
+        failures = [(name, error) for name, error in run_files(
+            model, input_dir, output_dir, files, device, threads, actors) if error]
+        seconds = time.perf_counter() - start
+    except ray.exceptions.RayError as exc:
+        raise BatchUsageError(f"Ray failed: {ray_failure_line(exc)}") from None
+    finally:
+        if started:
+            ray.shutdown()
+    table = write_errors(output_dir, failures)
+    print(f"Done: {len(files) - len(failures)} ok, {len(failures)} failed in {seconds:.2f} s "
+          f"({len(files) / seconds:.1f} items/s)" + (f"; errors listed in {table}" if table else ""))
+    return 1 if failures else 0

@@ -79,6 +79,9 @@ class OpSpec:
     outputs: int = 1
     kernel: bool = False  # True when a Cython kernel runs it (README table)
     engine: str = ""  # the README table's engine when not "Cython"/"numpy" by `kernel`
+    # what runs it as `CompiledModel.describe()` names it (a kernel module's entry point, from the
+    # modules irgrid._kernels.OPERATOR_KERNELS lists) when not "Cython"/"numpy" by `kernel`
+    entry: str = ""
     fold: FoldFn | None = None  # a value known from input shapes alone (ShapeOf)
     prepare: PrepareFn | None = None  # a run function for static input shapes (see above)
     # ops whose number of outputs varies: that number for these attributes and inputs, checked against

@@ -1,9 +1,7 @@
 """The README's support table is the registry's, and its commands are the ones CI runs."""
-from pathlib import Path
 
 from irgrid.registry import support_table
-
-ROOT = Path(__file__).resolve().parents[1]
+from oracles import ROOT, readme_snippet
 
 
 def test_support_table_matches_registry():
@@ -42,19 +40,13 @@ def test_ir_writer_example_runs(monkeypatch, tmp_path):
     assert irgrid.check_model(tmp_path / "volume_warp.xml") == []
 
 
-def _snippet(containing: str) -> str:
-    readme = (ROOT / "README.md").read_text()
-    (snippet,) = [s.split("```", 1)[0] for s in readme.split("```python\n")[1:] if containing in s.split("```", 1)[0]]
-    return snippet
-
-
 def test_openvino_recipe_runs(monkeypatch):
     """The three-line recipe reads and compiles the 3-D sample (an irgrid1 layer) in OpenVINO."""
     import numpy as np
 
     monkeypatch.chdir(ROOT)
     namespace: dict = {}
-    exec(compile(_snippet("core.add_extension(irgrid.openvino.extensions())"), "README.md", "exec"), namespace)
+    exec(compile(readme_snippet("core.add_extension(irgrid.openvino.extensions())"), "README.md", "exec"), namespace)
     inputs = dict(np.load(ROOT / "samples/volume_warp/inputs.npz"))
     out = namespace["compiled"](inputs)[0]
     import irgrid
@@ -70,6 +62,6 @@ def test_torch_conversion_example_runs(monkeypatch, tmp_path):
     import irgrid
 
     monkeypatch.chdir(tmp_path)
-    exec(compile(_snippet("extension=irgrid.openvino.conversion_extensions()"), "README.md", "exec"), {})
+    exec(compile(readme_snippet("extension=irgrid.openvino.conversion_extensions()"), "README.md", "exec"), {})
     model = irgrid.read_model(tmp_path / "warp.xml")
     assert [layer.version for layer in model.layers.values() if layer.type == "GridSample"] == ["irgrid1"]

@@ -1,11 +1,10 @@
 """The bundled samples check clean, run from the CLI, and agree with OpenVINO, onnxruntime and a
 float64 numpy reference written from the specs (samples/build_samples.py `verify`)."""
 import importlib.util
-from pathlib import Path
 
 import pytest
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+from oracles import SAMPLES
 
 
 def _builder():

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import assert_one_line_error, run_cli
+from oracles import ROOT, assert_one_line_error, run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
 ADVICE = ("NotBuiltError", "pip install -e .", "pip install .")
 
 

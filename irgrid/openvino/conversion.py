@@ -36,15 +36,16 @@ from ..ops.deform_conv import onnx_geometry
 from ..registry import find
 from .ops import op_class
 
-# OpenVINO GridSample-9's spelling of each canonical mode.
-_OPSET9_MODES = {"linear": "bilinear", "cubic": "bicubic", "nearest": "nearest"}
-_ONNX_MODES = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cubic": "cubic", "nearest": "nearest"}
 # aten::grid_sampler's integer codes (torch/nn/functional.py: GRID_SAMPLE_INTERPOLATION_MODES, ...).
 _TORCH_MODES = {0: "linear", 1: "nearest", 2: "cubic"}
 _TORCH_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
 # The ONNX rules check a node's input count (and DeformConv's attributes) by irgrid1's specs, as irgrid's
 # reader checks an IR's layers.
 _GRID_SAMPLE, _DEFORM_CONV, _AFFINE_GRID = (find(op, "irgrid1") for op in ("GridSample", "DeformConv", "AffineGrid"))
+# GridSample's mode spellings, from the registry: OpenVINO GridSample-9's `mode` attribute writes a
+# canonical mode as opset9 spells it; ONNX's spellings are irgrid1's (canonical or bi-prefixed).
+_OPSET9_MODE = next(attr for attr in find("GridSample", "opset9").attrs if attr.name == "mode")
+_ONNX_MODES = next(attr for attr in _GRID_SAMPLE.attrs if attr.name == "mode").choices
 
 
 def conversion_extensions() -> list:
@@ -64,7 +65,7 @@ def grid_sample(data, grid, mode: str, padding_mode: str, align_corners: bool) -
     """GridSample on OpenVINO outputs: native GridSample-9 for 4-D data, irgrid1 otherwise."""
     rank = data.get_partial_shape().rank
     if rank.is_static and rank.get_length() == 4:
-        node = opset9.grid_sample(data, grid, {"mode": _OPSET9_MODES[mode], "padding_mode": padding_mode,
+        node = opset9.grid_sample(data, grid, {"mode": _OPSET9_MODE.write(mode), "padding_mode": padding_mode,
                                                "align_corners": align_corners})
     else:
         node = op_class("GridSample", "irgrid1")([data, grid], mode=mode, padding_mode=padding_mode,

@@ -16,11 +16,14 @@ plugin's choices are honoured too.
 """
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import Any, NamedTuple
 
 import numpy as np
 import openvino as ov
 
+from .. import _kernels
+from .._kernels import OPERATOR_KERNELS
 from ..errors import IRGridError
 from ..forks import marks
 from ..ir import element_types
@@ -31,9 +34,20 @@ from ..threads import kernel_threads
 # Each kernel module gives its OpenMP workers the CPUs of the thread that imports it
 # (kernels/cython/worker_cpus.h): imported here, with irgrid.openvino, before OpenVINO runs an op on a
 # thread it pinned to one core.
-from .._kernels import affine_grid_kernel, deform_columns, prior_boxes, sampling  # noqa: F401
+for _kernel in OPERATOR_KERNELS:
+    import_module(f"{_kernels.__name__}.{_kernel}")
 
 _CLASSES: dict[tuple[str, str], type] = {}
+
+
+class _Plan(NamedTuple):
+    """What `evaluate` needs of an op as configured (not per-call state), set by
+    `validate_and_infer_types`."""
+
+    input_types: list[tuple[np.dtype, bool]]  # (numpy dtype, is bf16) per input port
+    output_types: list[tuple[np.dtype, bool]]  # likewise per output port
+    static: bool  # output shapes known: no per-call inference
+    prepared: Any  # the op's prepared run function for static inputs, or None
 
 
 def extensions() -> list[ov.OpExtension]:
@@ -104,10 +118,11 @@ def _make_class(spec: OpSpec, version: str) -> type:
         static = all(is_static(info.shape) for info in outputs)
         prepared = (_call(spec, self, spec.prepare, self._attrs, infos)
                     if spec.prepare and static and all(is_static(info.shape) for info in infos) else None)
-        self._plan = ([(element_types.numpy_dtype(info.element_type), info.element_type == "bf16") for info in infos],
-                      [(element_types.numpy_dtype(info.element_type), info.element_type == "bf16")
-                       for info in outputs],
-                      static, prepared)
+        self._plan = _Plan([(element_types.numpy_dtype(info.element_type), info.element_type == "bf16")
+                            for info in infos],
+                           [(element_types.numpy_dtype(info.element_type), info.element_type == "bf16")
+                            for info in outputs],
+                           static, prepared)
 
     def clone_with_new_inputs(self, new_inputs: list) -> ov.Op:
         return cls(new_inputs, attrs=self._attrs)
@@ -117,7 +132,7 @@ def _make_class(spec: OpSpec, version: str) -> type:
         # Indexed, never iterated: iterating OpenVINO's TensorVector costs about 10 us per element
         # (pybind11 ends the iteration with a C++ exception), indexing under 1 us.
         inputs, outputs = [inputs[i] for i in range(len(inputs))], [outputs[i] for i in range(len(outputs))]
-        input_types, output_types, static, prepared = self._plan  # (dtype, is bf16) per port
+        input_types, output_types, static, prepared = self._plan
         arrays = [_array(tensor, dtype, bf16) for tensor, (dtype, bf16) in zip(inputs, input_types)]
         if not static:  # size OpenVINO's output tensors before the kernel writes into them
             # Input values go in too: an output shape may depend on one (AffineGrid's size).

@@ -94,6 +94,6 @@ def affine_grid(theta: np.ndarray, out_shape: tuple[int, ...], align_corners: bo
 register(OpSpec(
     type="AffineGrid", versions=("irgrid1",), inputs=(2, 2), native=False, kernel=True,
     attrs=(Attr("align_corners", "bool", False),),
-    infer=infer, run=run,
+    infer=infer, run=run, entry="affine_grid_kernel.affine_grid",
     summary="ONNX AffineGrid-20 / torch affine_grid, 2-D and 3-D (OpenVINO has none). "
             "Size-1 dims with align_corners give 0."))

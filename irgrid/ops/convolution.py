@@ -7,7 +7,7 @@ auto_pad. GroupConvolution's filters are (groups, oC / groups, C / groups, kerne
 convolutions run on OpenVINO's own layer (irgrid/dense.py: 1.2-9x faster than im2col here, the same
 bits at any thread count); the others (f64, 1-D, an output dim of 1, `IRGRID_GEMM=numpy`, a process
 forked after OpenVINO ran) run the deformable path with no offsets (every sampling point on the grid,
-one tap each): the im2col kernel, tiling and per-group GEMMs of irgrid/ops/deform_conv.py.
+one tap each): the im2col kernel, tiling and per-group GEMMs of irgrid/ops/im2col.py.
 """
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from math import prod
 
 import numpy as np
 
-from ..dense import convolution_on_openvino, run_layer
+from ..dense import convolution_on_openvino, run_on_openvino
 from ..errors import ShapeError
 from ..ir.dims import format_shape
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
 from .common import array_infos, output_buffer, require_float
-from .deform_conv import OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry, require_same_type
+from .im2col import ENTRY, OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry, require_same_type
 
 
 def _checked(attrs: Attrs, inputs: list[TensorInfo], grouped: bool) -> tuple[TensorInfo, Geometry, int]:
@@ -57,7 +57,7 @@ def _run(grouped: bool):
         data, filters = inputs
         if convolution_on_openvino(data, filters, out.shape[2:]):
             buffer = output_buffer(ctx.out, 0, out.shape, data.dtype)
-            return run_layer(_openvino_convolution, (geometry, grouped), inputs, [buffer], ctx.threads)
+            return run_on_openvino(_openvino_convolution, (geometry, grouped), inputs, [buffer], ctx.threads)
         flat = filters.reshape(prod(filters.shape[:2]), *filters.shape[2:]) if grouped else filters
         return [convolve(data, flat, geometry, group=group, threads=ctx.threads, out=ctx.out)]
     return run
@@ -80,4 +80,4 @@ for _type, _grouped, _summary in (
     register(OpSpec(
         type=_type, versions=("opset1",), inputs=(2, 2), native=True, kernel=True, engine="OpenVINO f32, Cython",
         attrs=OPENVINO_CONV_ATTRS, infer=lambda attrs, inputs, grouped=_grouped: [_checked(attrs, inputs, grouped)[0]],
-        run=_run(_grouped), summary=_summary))
+        run=_run(_grouped), entry=f"OpenVINO {_type} (f32 2-D/3-D), else {ENTRY}", summary=_summary))

@@ -29,173 +29,28 @@ Shared semantics (docs/semantics.md, "DeformConv"):
   CPU plugin crashes with bilinear_interpolation_pad=false, so irgrid's OpenVINO device runs this
   implementation in its place: docs/openvino.md); onnx.reference fails when H or W is 1.
 
-Computation (`convolve`): per item the data is transposed channels-last (AVX2 8 x 8 register
-blocks), so a sampling tap reads a contiguous run of channels; a deformable im2col in C
-(kernels/core/deform_im2col.c) writes the column matrix point-major per group, (tile, K * C /
-group), tile by tile (at most TILE_BYTES with its GEMM block; one tile is fastest), with
-non-temporal stores when the tile outgrows the caches and the GEMM is compute-bound
-(STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group
-(irgrid/dense.py). Below FILTERS_FIRST output channels per group it is columns times the filters
-reordered to (K * C / group, oC / group), a (tile, oC / group) block that a blocked transpose writes
-into the output with the bias added; from there filters times columns transposed writes the output
-layout directly, the bias added inside the MatMul. The transposes run on one thread up to
-TRANSPOSE_PARALLEL_BYTES. Measured on Zen 4 (2 threads, min of interleaved runs on a machine other
-jobs shared, ms): dcn_64 (C = oC = 64, 64 x 64, mask) both transposes 0.25-0.27, im2col 0.55-0.8
-(streamed; 1.1-1.2 before the 8-point 2-D path), GEMM 1.5-1.9 (160-200 GFLOP/s), the layer
-2.8-2.9 (OpenVINO's DeformableConvolution 2.6-2.7); the neck (C = oC = 256, 50 x 68) transpose in
-0.3, im2col 1.55 (before the 8-point path), GEMM 19.2-19.5 (~206 GFLOP/s, as the benchmark's
-SGEMM line), no transpose. The neck's GEMM is 4.01 GFLOP, so at that rate it alone takes ~19.5 ms:
-the op cannot go much below 21 ms this way; dcn_64's is 0.30 GFLOP (~1.5 ms), so there the GEMM
-is about 60% of the layer.
-f32 and f64 run natively; f16 and bf16 in f32.
+Computation: the convolution engine of irgrid/ops/im2col.py (`convolve`).
 """
 from __future__ import annotations
 
 import math
-import threading
-from dataclasses import dataclass
 from functools import partial
 from typing import Sequence
 
 import numpy as np
 
 from ..errors import LayerAttributeError, ShapeError
-from ..dense import matmul
 from ..ir.attributes import Attr
 from ..ir.dims import format_shape
-from ..memory import allocate
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from .common import array_infos, compute_dtype, merge_dim, output_buffer, require_float
-
-# Work-buffer budget per tile: the im2col tile and its GEMM block hold at most this many bytes (one
-# output point's, C * K + oC / group values, is the floor). One tile is fastest (the neck case on
-# Zen 4: 16 MiB tiles 7% slower, 4 MiB 13%; dcn_64 with 4 MiB 11%), so the budget is as large as
-# the memory goal allows.
-TILE_BYTES = 64 * 2**20
-
-# A column tile larger than this is written with non-temporal stores (far beyond the 1 MiB L2s, and
-# the cached stores' line reads cost as much as the writes): on Zen 4 the neck case's 31 MiB tile
-# took 1.55 ms instead of 2.2 (im2col + GEMM 20.4 ms against 21.3). dcn_64's 9 MiB tile gained
-# nothing while its im2col was bound by scalar work; since the 2-D path takes 8 points at a time
-# (kernels/core/deform_im2col.c) its stores bound it, and streaming made the whole layer 10%
-# faster (median of 6 interleaved rounds, 2 threads, shared machine: 3.19 ms against 3.54; the
-# im2col alone 0.25-0.3 ms faster at one thread, the GEMM reading the tile back unchanged).
-STREAM_BYTES = 4 * 2**20
-# ... when the GEMM does enough work per column value (2 * oC / group flops) to hide reading the
-# tile back from memory: the 3-D case (16 channels, a 28 MiB tile) was 7% slower streamed.
-STREAM_MIN_CHANNELS = 64
-
-# From this many output channels per group the GEMM runs filters times columns transposed, giving
-# the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
-# times the (K * C / group, oC / group) filters and a transpose. Measured on Zen 4, 2 threads, GEMM
-# plus transpose: oC 256 (C 256 or 64) 2-5% faster filters-first, oC 128 even, oC 64 and 16 5-25%
-# slower. Re-measured for dcn_64 (4096 x 576 x 64, 3 interleaved runs of 60): filters first 4-5%
-# slower than columns first with the filters transposed; columns first with the (K * C, oC) filters
-# (no transposed operand) and the one-thread transpose 5-8% faster than that; the neck's 3400 x 2304
-# x 256 filters first 3.5% faster.
-FILTERS_FIRST = 256
-
-# The transposes in and out run on one thread up to this many bytes: waking OpenMP's second thread
-# costs more than it saves there (Zen 4, after an OpenVINO MatMul: (64, 4096) -> (4096, 64) 0.07 ms on
-# one thread, 0.085 on two; (4096, 64) -> (64, 4096) 0.14 against 0.17; the neck's 3.3 MiB 0.29
-# against 0.23).
-TRANSPOSE_PARALLEL_BYTES = 2 * 2**20
-
-AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
-             "same_lower": "same_lower"}
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """A convolution's spatial parameters, one value per spatial dim, pads already resolved."""
-
-    kernel: tuple[int, ...]
-    strides: tuple[int, ...]
-    dilations: tuple[int, ...]
-    pads_begin: tuple[int, ...]
-    pads_end: tuple[int, ...]
-
-    def output_dims(self, in_dims: Sequence[int | None], rounding: str = "floor") -> tuple[int | None, ...]:
-        """Output spatial dims; ShapeError (at the data, input 0) when one would not be positive.
-
-        rounding (OpenVINO's pooling `rounding_type`): `floor` keeps only windows that fit the padded
-        input; `ceil` adds one more where a window would run past it; `ceil_torch` then drops that
-        window when it would start past the input and pads_begin (torch's ceil_mode rule)."""
-        dims = []
-        for axis, length in enumerate(in_dims):
-            if length is None:
-                dims.append(None)
-                continue
-            span = self.dilations[axis] * (self.kernel[axis] - 1) + 1
-            padded = length + self.pads_begin[axis] + self.pads_end[axis]
-            if padded < span:
-                raise ShapeError(f"spatial axis {axis}: the dilated kernel ({span}) is larger than the padded "
-                                 f"input ({padded}); the output size would not be positive", input=0)
-            stride = self.strides[axis]
-            count = (padded - span + (stride - 1 if rounding != "floor" else 0)) // stride + 1
-            if rounding == "ceil_torch" and (count - 1) * stride >= length + self.pads_begin[axis]:
-                count -= 1
-            dims.append(count)
-        return tuple(dims)
-
-
-def spatial_values(values: Sequence[int], count: int, name: str, broadcast: bool = False) -> tuple[int, ...]:
-    """An attribute list with one value per spatial dim (`count`); a 1-element list is repeated
-    when `broadcast` (irgrid1's stand-in for an absent ONNX attribute)."""
-    values = tuple(values)
-    if broadcast and len(values) == 1:
-        return values * count
-    if len(values) != count:
-        raise LayerAttributeError(f"attribute {name} needs {count} values for this input, got {len(values)}")
-    return values
-
-
-def openvino_geometry(attrs: Attrs, in_dims: Sequence[int | None], kernel: Sequence[int]) -> Geometry:
-    """OpenVINO's strides/dilations/pads_begin/pads_end/auto_pad as a Geometry (auto_pad resolved
-    per axis as OpenVINO's convolution shape inference does; unknown input dims get pads 0)."""
-    r = len(kernel)
-    strides = spatial_values(attrs["strides"], r, "strides")
-    dilations = spatial_values(attrs["dilations"], r, "dilations")
-    begin = spatial_values(attrs["pads_begin"], r, "pads_begin")
-    end = spatial_values(attrs["pads_end"], r, "pads_end")
-    auto_pad = attrs["auto_pad"]
-    if auto_pad == "valid":
-        begin = end = (0,) * r
-    elif auto_pad in ("same_upper", "same_lower"):
-        begin_list, end_list = [], []
-        for length, k, s, d in zip(in_dims, kernel, strides, dilations):
-            total = 0 if length is None else max(0, (-(-length // s) - 1) * s + d * (k - 1) + 1 - length)
-            small, large = total // 2, total - total // 2
-            begin_list.append(small if auto_pad == "same_upper" else large)
-            end_list.append(large if auto_pad == "same_upper" else small)
-        begin, end = tuple(begin_list), tuple(end_list)
-    return Geometry(tuple(kernel), strides, dilations, begin, end)
-
-
-def require_same_type(inputs: list[TensorInfo]) -> None:
-    """Every input in the data's element type (OpenVINO's and ONNX's type constraint)."""
-    for index, info in enumerate(inputs[1:], start=1):
-        if info.element_type != inputs[0].element_type:
-            raise ShapeError(f"input {index} has element type {info.element_type}, the data "
-                             f"{inputs[0].element_type}", input=index)
+from .common import array_infos, merge_dim, require_float
+from .im2col import (ENTRY, OPENVINO_CONV_ATTRS, Geometry, check_channels, convolve, openvino_geometry,
+                     require_same_type, spatial_values)
 
 
 def _require_rank(info: TensorInfo, rank: int, index: int, what: str) -> None:
     if info.rank != rank:
         raise ShapeError(f"{what} must have rank {rank} like the data, got {format_shape(info.shape)}", input=index)
-
-
-def check_channels(data: TensorInfo, filters: TensorInfo, group: int, filters_index: int) -> int | None:
-    """C and oC divisible by group and filters (oC, C / group, ...); returns oC."""
-    channels, out_channels = data.shape[1], filters.shape[0]
-    if channels is not None and channels % group:
-        raise ShapeError(f"input channels {channels} are not divisible by group {group}", input=0)
-    if out_channels is not None and out_channels % group:
-        raise ShapeError(f"output channels {out_channels} (filters dim 0) are not divisible by group {group}",
-                         input=filters_index)
-    per_group = None if channels is None else channels // group
-    merge_dim(filters.shape[1], per_group, "filters dim 1 must be input channels / group", filters_index)
-    return out_channels
 
 
 def check_sampling_input(info: TensorInfo, index: int, what: str, batch: int | None, channels: int | None,
@@ -252,113 +107,6 @@ def infer_deformable(data: TensorInfo, filters: TensorInfo, offsets: TensorInfo,
     return TensorInfo((batch, out_channels, *out_dims), data.element_type), geometry
 
 
-def tile_points(per_point: int, points: int, itemsize: int) -> int:
-    """Output points per tile: the tile's buffers (per_point values per point) stay within
-    TILE_BYTES, or hold one point when a single point's are larger."""
-    return max(1, min(points, TILE_BYTES // max(1, per_point * itemsize)))
-
-
-def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, points: int,
-                 itemsize: int) -> tuple[int, int]:
-    """(elements, tile) of convolve's work array: per tile of output points the column matrix (C * K
-    values a point, first, so it starts aligned) and, below FILTERS_FIRST output channels per group,
-    its GEMM block (oC / group a point), then one item's data channels-last."""
-    block = per_group if per_group < FILTERS_FIRST else 0  # filters first: the GEMM writes the output
-    tile = tile_points(channels * kernel_size + block, points, itemsize)
-    return channels * plane + (channels * kernel_size + block) * tile, tile
-
-
-def workspace_bytes(x_shape: Sequence[int], w_shape: Sequence[int], out_dims: Sequence[int], itemsize: int) -> int:
-    """Extra memory convolve needs besides its inputs and output: its work array and the reordered
-    filters."""
-    per_group = w_shape[0] // (x_shape[1] // w_shape[1])
-    elements, _ = _work_layout(x_shape[1], math.prod(x_shape[2:]), math.prod(w_shape[2:]), per_group,
-                               math.prod(out_dims), itemsize)
-    return (elements + math.prod(w_shape)) * itemsize + 64  # + scratch's alignment
-
-
-_scratch = threading.local()
-
-
-def scratch(size: int, dtype: np.dtype) -> np.ndarray:
-    """A 1-D work array of `size` elements starting on a 64-byte boundary (the streaming column
-    stores need 32), reused across calls from one Python thread while it fits TILE_BYTES (a fresh
-    array each call costs a page fault per 4 KiB: measured 1.5-2 ms for 30 MiB); larger requests get
-    a fresh array. The kept buffer lives as long as its thread."""
-    nbytes = size * np.dtype(dtype).itemsize
-    buffer = getattr(_scratch, "buffer", None)
-    if nbytes > TILE_BYTES or buffer is None or buffer.nbytes < nbytes + 64:
-        buffer = allocate((nbytes + 64,), np.uint8)
-        if nbytes <= TILE_BYTES:
-            _scratch.buffer = buffer
-    start = -buffer.ctypes.data % 64
-    return buffer[start:start + nbytes].view(dtype)
-
-
-def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.ndarray | None = None,
-             mask: np.ndarray | None = None, bias: np.ndarray | None = None, group: int = 1,
-             offset_groups: int = 1, boundary: str = "zeros", threads: int = 1, out=()) -> np.ndarray:
-    """(Deformable) convolution of inputs already checked by an `infer`; output in x's dtype.
-
-    Without offsets every sampling point is a grid point (a plain convolution on the same path).
-    Per item: the data channels-last; per tile of output points the column matrix, point-major per
-    group (groups, tile, K * C / groups); per group one GEMM, columns times the filters reordered to
-    (K, C / groups, oC / groups) into a (tile, oC / groups) block that is transposed into the output
-    with the bias added, or from FILTERS_FIRST output channels per group the filters (oC / groups,
-    K, C / groups) times the columns transposed, straight into the output.
-    """
-    from .._kernels.deform_columns import deformable_columns, transpose
-
-    dtype = compute_dtype(x, w, *(a for a in (offsets, mask, bias) if a is not None))
-    n, channels = x.shape[:2]
-    out_channels = w.shape[0]
-    in_dims = x.shape[2:]
-    out_dims = geometry.output_dims(in_dims)
-    kernel_size = math.prod(geometry.kernel)
-    points, plane = math.prod(out_dims), math.prod(in_dims)
-    y = output_buffer(out if x.dtype == dtype else (), 0, (n, out_channels, *out_dims), dtype)
-    y_points = y.reshape(n, out_channels, points)
-    per_group, group_rows = out_channels // group, kernel_size * (channels // group)
-    filters_first = per_group >= FILTERS_FIRST
-    # (k, c) order, as the columns: (oC / group, K * C / group) filters first, else its transpose
-    weights = np.asarray(w, dtype).reshape(group, per_group, -1, kernel_size)
-    weights = np.ascontiguousarray(weights.transpose(0, 1, 3, 2) if filters_first else weights.transpose(0, 3, 2, 1))
-    weights = weights.reshape((group, per_group, group_rows) if filters_first else (group, group_rows, per_group))
-    bias = None if bias is None or bias.size == 0 else np.ascontiguousarray(bias, dtype)
-    elements, tile = _work_layout(channels, plane, kernel_size, per_group, points, dtype.itemsize)
-    work = scratch(elements, dtype)
-    column_buffer, work = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
-    data = work[work.size - channels * plane:]  # before it, the GEMM block unless filters come first
-    stream = column_buffer.nbytes > STREAM_BYTES and per_group >= STREAM_MIN_CHANNELS
-    dummy = np.zeros(1, dtype)
-    spatial = [np.array(values, dtype=np.intp) for values in
-               (in_dims, out_dims, geometry.kernel, geometry.strides, geometry.dilations, geometry.pads_begin)]
-    in_threads = threads if data.nbytes > TRANSPOSE_PARALLEL_BYTES else 1
-    out_threads = threads if tile * per_group * dtype.itemsize > TRANSPOSE_PARALLEL_BYTES else 1
-    for item in range(n):
-        transpose(np.ascontiguousarray(x[item], dtype).reshape(channels, plane), data.reshape(plane, channels), None,
-                  in_threads)
-        offsets_flat = dummy if offsets is None else np.ascontiguousarray(offsets[item], dtype).reshape(-1)
-        mask_flat = dummy if mask is None else np.ascontiguousarray(mask[item], dtype).reshape(-1)
-        for start in range(0, points, tile):
-            stop = min(start + tile, points)
-            columns = column_buffer[:channels * kernel_size * (stop - start)]
-            deformable_columns(data, offsets_flat, mask_flat, columns, channels, *spatial, group, offset_groups,
-                               offsets is not None, mask is not None, boundary == "edge", start, stop, threads, stream)
-            columns = columns.reshape(group, stop - start, group_rows)
-            for g in range(group):
-                rows = slice(g * per_group, (g + 1) * per_group)
-                group_bias = None if bias is None else bias[rows]
-                if filters_first:  # straight into the output (a copy unless one tile)
-                    matmul(weights[g], columns[g], y_points[item, rows, start:stop], threads, transpose_b=True,
-                           bias=group_bias)
-                else:
-                    product = work[:(stop - start) * per_group].reshape(stop - start, per_group)
-                    matmul(columns[g], weights[g], product, threads)
-                    transpose(product, y_points[item, rows, start:stop], group_bias, out_threads)
-    return y if x.dtype == dtype else y.astype(x.dtype)
-
-
 # --- OpenVINO DeformableConvolution-1 / -8 ------------------------------------------------------
 
 def _openvino_infer(attrs: Attrs, inputs: list[TensorInfo]) -> list[TensorInfo]:
@@ -382,22 +130,15 @@ def _openvino_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> li
                      threads=ctx.threads, out=ctx.out)]
 
 
-OPENVINO_CONV_ATTRS = (
-    Attr("strides", "ints", [1, 1], required=True, minimum=1),
-    Attr("pads_begin", "ints", [0, 0], required=True, minimum=0),
-    Attr("pads_end", "ints", [0, 0], required=True, minimum=0),
-    Attr("dilations", "ints", [1, 1], required=True, minimum=1),
-    Attr("auto_pad", "str", "explicit", choices=AUTO_PADS),
-)
 _DEFORMABLE_V1_ATTRS = (*OPENVINO_CONV_ATTRS, Attr("group", "int", 1, minimum=1),
                         Attr("deformable_group", "int", 1, minimum=1))
 _SUMMARY = "Bilinear sampling at learned offsets, im2col + GEMM per group."
 register(OpSpec(
-    type="DeformableConvolution", versions=("opset1",), inputs=(3, 3), native=True, kernel=True,
+    type="DeformableConvolution", versions=("opset1",), inputs=(3, 3), native=True, kernel=True, entry=ENTRY,
     attrs=_DEFORMABLE_V1_ATTRS, infer=_openvino_infer, run=_openvino_run,
     summary=f"OpenVINO DeformableConvolution-1 (2-D). {_SUMMARY}"))
 register(OpSpec(
-    type="DeformableConvolution", versions=("opset8",), inputs=(3, 4), native=True, kernel=True,
+    type="DeformableConvolution", versions=("opset8",), inputs=(3, 4), native=True, kernel=True, entry=ENTRY,
     attrs=(*_DEFORMABLE_V1_ATTRS, Attr("bilinear_interpolation_pad", "bool", False)),
     infer=_openvino_infer, run=_openvino_run,
     summary=f"OpenVINO DeformableConvolution-8 (2-D, optional mask, both boundary rules). {_SUMMARY}"))
@@ -447,7 +188,7 @@ def _onnx_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[n
 
 
 register(OpSpec(
-    type="DeformConv", versions=("irgrid1",), inputs=(3, 5), native=False, kernel=True,
+    type="DeformConv", versions=("irgrid1",), inputs=(3, 5), native=False, kernel=True, entry=ENTRY,
     attrs=(Attr("dilations", "ints", [1], minimum=1), Attr("group", "int", 1, minimum=1),
            Attr("kernel_shape", "ints", [0], minimum=0), Attr("offset_group", "int", 1, minimum=1),
            Attr("pads", "ints", [0], minimum=0), Attr("strides", "ints", [1], minimum=1)),

@@ -116,14 +116,15 @@ def _attrs(mode_spellings: dict[str, str]) -> tuple[Attr, ...]:
             Attr("padding_mode", "str", "zeros", choices=("zeros", "border", "reflection")))
 
 
+_ENTRY = "sampling.SamplePlan"  # OpSpec.entry
 _SUMMARY = "Modes nearest, (bi)linear, (bi)cubic; paddings zeros, border, reflection."
 register(OpSpec(
-    type="GridSample", versions=("opset9",), inputs=(2, 2), native=True, kernel=True,
+    type="GridSample", versions=("opset9",), inputs=(2, 2), native=True, kernel=True, entry=_ENTRY,
     attrs=_attrs({"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}),
     infer=partial(infer, rank=4), run=partial(run, rank=4), prepare=prepare,
     summary=f"OpenVINO GridSample-9 (4-D). {_SUMMARY}"))
 register(OpSpec(
-    type="GridSample", versions=("irgrid1",), inputs=(2, 2), native=False, kernel=True,
+    type="GridSample", versions=("irgrid1",), inputs=(2, 2), native=False, kernel=True, entry=_ENTRY,
     attrs=_attrs({"linear": "linear", "cubic": "cubic", "nearest": "nearest",
                   "bilinear": "linear", "bicubic": "cubic"}),
     infer=infer, run=run, prepare=prepare,

@@ -69,5 +69,5 @@ register(OpSpec(
     inputs=(3, 3), native=True, kernel=True,
     attrs=(Attr("flatten", "bool", True), Attr("h", "int", 0, minimum=0), Attr("w", "int", 0, minimum=0),
            Attr("stride_x", "float", 0.0, minimum=0), Attr("stride_y", "float", 0.0, minimum=0)),
-    infer=infer, run=run,
+    infer=infer, run=run, entry="prior_boxes.prior_grid",
     summary="Prior boxes at every feature-map cell (Detectron / Mask R-CNN)."))

@@ -3,20 +3,18 @@ they feed (fusion.py), output buffers preallocated, and layers whose input shape
 prepared once (their op's `prepare` hook: validation moves from every call to compile time);
 `CompiledModel.describe()` shows the plan.
 
-A call's own cost matters for small models (a 4x4 GridSample's kernel takes a third of a microsecond):
+A call's own cost matters for small models (a small GridSample's kernel takes well under a microsecond):
 the call path checks inputs with a fast path for static shapes, runs each step's runner built at compile
-time (`inference.layer_runner`) with one RunContext per step, and skips the aliasing check for outputs a
+time (`execution.layer_runner`) with one RunContext per step, and skips the aliasing check for outputs a
 prepared step returns fresh (benchmarks/README.md, "Per-call cost").
 
 A model with dynamic input dims (what `ov.convert_model` writes unless given `input=`) cannot fold
 the glue that builds grids from the input's shape, so it runs that glue on every call. From the
 second call with one set of input shapes (`SPECIALIZE_AFTER`) it runs a plan compiled for those
 shapes instead, as `-shape` would give, keeping the last `SPECIALIZED_PLANS` of them: the same
-results, and on a 48x64 flow warp converted that way 0.43 ms a call against 0.17 (an audit's
-measurement; OpenVINO 0.12). Once SPECIALIZED_PLANS plans have been dropped for others, the model
-compiles no more (its plans stay, other shapes run the dynamic plan): more shapes in rotation than
-plans kept would otherwise compile one on nearly every call (an audit: 8 shapes in turn, 68 compiles
-in 200 calls, 0.84 ms a call against 0.46 without plans)."""
+results, several times faster a call. Once SPECIALIZED_PLANS plans have been dropped for others, the
+model compiles no more (its plans stay, other shapes run the dynamic plan): more shapes in rotation than
+plans kept would otherwise compile one on nearly every call (benchmarks/README.md, "Specialised plans")."""
 from __future__ import annotations
 
 import os
@@ -32,7 +30,7 @@ from ..declared import declared_mismatches
 from ..errors import InputError, IRGridError, ShapeError
 from ..forks import fork_safe_lock
 from ..input_arrays import input_array, inputs_by_name
-from ..inference import LAYER_FAILURES, Key, infer_model, layer_error, layer_runner, oversized, prepare_layer
+from ..inference import Key, infer_model, oversized
 from ..ir import element_types
 from ..ir.dims import is_static
 from ..ir.model import Layer, Model
@@ -41,6 +39,7 @@ from ..registry import PreparedFn, RunContext, TensorInfo
 from ..shapes import ShapeArg, resolve_shapes
 from ..threads import kernel_threads, validate_threads
 from .describe import describe_plan, format_plan, step_kernel
+from .execution import LAYER_FAILURES, layer_error, layer_runner, prepare_layer
 from .fusion import FusionPlan, plan_fusions
 
 
@@ -70,7 +69,7 @@ class _Step:
     prepared: PreparedFn | None = None  # the op's prepared run function (static input shapes), else None
     ctx: RunContext = field(init=False)  # reused by every call (calls are serialised); threads set per call
     keys: list[Key] = field(init=False)  # where its outputs go among a call's values
-    run: PreparedFn = field(init=False)  # inference.layer_runner, built once
+    run: PreparedFn = field(init=False)  # execution.layer_runner, built once
 
     def __post_init__(self) -> None:
         self.ctx = RunContext(1, self.out)

@@ -18,22 +18,13 @@ from ..ir.model import Model
 from ..registry import TensorInfo
 from .fusion import FUSED_KERNEL, FusionPlan
 
-# The Cython entry point each kernel operator runs, and the layers that run f32 on a one-op OpenVINO
-# model (irgrid/dense.py); other operators run numpy code.
-_DEFORM = "deform_columns.deformable_columns + GEMM"
-KERNELS = {"GridSample": "sampling.SamplePlan", "AffineGrid": "affine_grid_kernel.affine_grid",
-           "ExperimentalDetectronPriorGridGenerator": "prior_boxes.prior_grid",
-           "DeformableConvolution": _DEFORM, "DeformConv": _DEFORM,
-           "Convolution": f"OpenVINO Convolution (f32 2-D/3-D), else {_DEFORM}",
-           "GroupConvolution": f"OpenVINO GroupConvolution (f32 2-D/3-D), else {_DEFORM}",
-           "MaxPool": "OpenVINO MaxPool (f32), else numpy", "AvgPool": "OpenVINO AvgPool (f32), else numpy"}
-
 
 def step_kernel(step) -> str:
-    """What runs a plan step: the fused kernel, a Cython entry point, or numpy."""
+    """What runs a plan step: the fused kernel, its op's `entry` (a Cython entry point), or numpy."""
     if step.fused:
         return FUSED_KERNEL
-    return KERNELS.get(step.layer.type, "Cython" if step.layer.op.kernel else "numpy")
+    op = step.layer.op
+    return op.entry or ("Cython" if op.kernel else "numpy")
 
 
 def _nbytes(info: TensorInfo | None) -> int | None:

@@ -34,9 +34,9 @@ from ...errors import LayerAttributeError, ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import format_shape
 from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
-from ...dense import on_openvino, run_layer
+from ...dense import on_openvino, run_on_openvino
 from ..common import along, array_infos, normalize_axis, output_buffer, require_float
-from ..deform_conv import AUTO_PADS, Geometry, openvino_geometry
+from ..im2col import AUTO_PADS, Geometry, openvino_geometry
 from .index_inputs import NUMERIC_TYPES
 
 
@@ -189,7 +189,7 @@ def _max_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np
         if indices:
             outs.append(output_buffer(ctx.out, 1, shape, index_dtype))
         settings = _settings(attrs, "dilations", "index_element_type", "axis") + (("indices", indices),)
-        results = run_layer(_openvino_max_pool, settings, inputs, outs, ctx.threads)
+        results = run_on_openvino(_openvino_max_pool, settings, inputs, outs, ctx.threads)
     else:
         results = _max_pool(x, geometry, shape, _axis(attrs, x.ndim) if indices else None, index_dtype)
     return results + [None] if has_indices and not indices else results
@@ -206,7 +206,7 @@ def _avg_run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np
     require_float(data, 0, "AvgPool's data")
     geometry, shape = _checked(attrs, data)
     if on_openvino(inputs[0]) and inputs[0].size:
-        return run_layer(_openvino_avg_pool, _settings(attrs, "exclude-pad"), inputs,
+        return run_on_openvino(_openvino_avg_pool, _settings(attrs, "exclude-pad"), inputs,
                          [output_buffer(ctx.out, 0, shape, inputs[0].dtype)], ctx.threads)
     return [_avg_pool(inputs[0], geometry, shape, attrs["exclude-pad"])]
 
@@ -258,19 +258,22 @@ _INDICES = (Attr("dilations", "ints", [1], minimum=1),
             Attr("axis", "int", 0))
 _EXCLUDE_PAD = Attr("exclude-pad", "bool", False, required=True)
 _ENGINE = "OpenVINO f32, numpy"
+_MAX_ENTRY, _AVG_ENTRY = (f"OpenVINO {op} (f32), else numpy" for op in ("MaxPool", "AvgPool"))  # OpSpec.entry
 
 register(OpSpec(type="MaxPool", versions=("opset1",), inputs=(1, 1), attrs=(*_WINDOW, _rounding("floor", "ceil")),
-                infer=_max_infer, run=_max_run, engine=_ENGINE,
+                infer=_max_infer, run=_max_run, engine=_ENGINE, entry=_MAX_ENTRY,
                 summary="Max over windows, 1-3 spatial dims (pads, auto_pad, floor/ceil)."))
 register(OpSpec(type="MaxPool", versions=("opset8",), inputs=(1, 1), outputs=2,
                 attrs=(*_WINDOW, _rounding("floor", "ceil"), *_INDICES), infer=_max_infer, run=_max_run,
-                engine=_ENGINE, summary="MaxPool with dilations and a second output: the flat indices from axis."))
+                engine=_ENGINE, entry=_MAX_ENTRY,
+                summary="MaxPool with dilations and a second output: the flat indices from axis."))
 register(OpSpec(type="MaxPool", versions=("opset14",), inputs=(1, 1), outputs=2,
                 attrs=(*_WINDOW, _rounding("floor", "ceil", "ceil_torch"), *_INDICES), infer=_max_infer, run=_max_run,
-                engine=_ENGINE, summary="MaxPool-8 with rounding_type ceil_torch."))
+                engine=_ENGINE, entry=_MAX_ENTRY, summary="MaxPool-8 with rounding_type ceil_torch."))
 register(OpSpec(type="AvgPool", versions=("opset1",), inputs=(1, 1),
                 attrs=(*_WINDOW, _EXCLUDE_PAD, _rounding("floor", "ceil")), infer=_avg_infer, run=_avg_run,
-                engine=_ENGINE, summary="Mean over windows, 1-3 spatial dims (exclude-pad, auto_pad, floor/ceil)."))
+                engine=_ENGINE, entry=_AVG_ENTRY,
+                summary="Mean over windows, 1-3 spatial dims (exclude-pad, auto_pad, floor/ceil)."))
 register(OpSpec(type="AvgPool", versions=("opset14",), inputs=(1, 1),
                 attrs=(*_WINDOW, _EXCLUDE_PAD, _rounding("floor", "ceil", "ceil_torch")), infer=_avg_infer,
-                run=_avg_run, engine=_ENGINE, summary="AvgPool-1 with rounding_type ceil_torch."))
+                run=_avg_run, engine=_ENGINE, entry=_AVG_ENTRY, summary="AvgPool-1 with rounding_type ceil_torch."))

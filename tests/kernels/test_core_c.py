@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from oracles import ROOT
 CORE = ROOT / "kernels" / "core"
 SOURCES = ["deform_im2col.c", "prior_grid.c"]
 # simd_transpose.h (the 8 x 8 register transpose, shared with GridSample) is still beside the Cython drivers.

@@ -31,10 +31,10 @@ from pathlib import Path
 import ml_dtypes  # installed with onnx
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
 
 import irgrid
 from irgrid.builder import IRBuilder
+from oracles import run_ort_grid_sample
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -77,23 +77,6 @@ def build_ir(tmp_path: Path, x_shape, grid_shape, x_type: str, grid_type: str, a
 def run_irgrid(tmp_path, x, grid, x_type, grid_type, attrs, threads=None, name="m"):
     path = build_ir(tmp_path, x.shape, grid.shape, x_type, grid_type, attrs, name=name)
     return irgrid.compile_model(path, threads=threads)({"X": x, "grid": grid})["Y"]
-
-
-def run_ort(x64: np.ndarray, grid64: np.ndarray, mode: str, padding: str, align_corners: bool) -> np.ndarray:
-    """onnxruntime GridSample-20 in f64 (2-D and 3-D)."""
-    import onnxruntime as ort
-
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=mode, padding_mode=padding,
-                            align_corners=int(align_corners))
-    graph = helper.make_graph([node], "gs", [helper.make_tensor_value_info("X", TensorProto.DOUBLE, None),
-                                             helper.make_tensor_value_info("grid", TensorProto.DOUBLE, None)],
-                              [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return session.run(None, {"X": np.ascontiguousarray(x64, np.float64),
-                              "grid": np.ascontiguousarray(grid64, np.float64)})[0]
 
 
 def saturating_int(values: np.ndarray, dtype) -> np.ndarray:
@@ -191,7 +174,7 @@ def expected_by_rule(x64: np.ndarray, grid_typed: np.ndarray, dims: tuple, mode:
                 zero_point |= at_inf[..., k]  # a far finite coordinate is pixel 0 (sub = 0)
             else:
                 zero_point |= special
-    expected = run_ort(x64, sub, mode, padding, align_corners)
+    expected = run_ort_grid_sample(x64, sub, mode, padding, align_corners)
 
     def per_output(mask):  # (N, *out) -> (N, C, *out)
         return np.broadcast_to(mask[:, None], expected.shape)
@@ -393,7 +376,7 @@ def test_bf16_output_is_bf16(mode, grid_type, tmp_path):
     as_bf16 = out.astype(BF16).astype(np.float32)
     not_bf16 = np.flatnonzero(out != as_bf16)
     assert not_bf16.size == 0, f"{not_bf16.size} of {out.size} values are not bf16, e.g. {out.ravel()[not_bf16[:3]]}"
-    expected = run_ort(x.astype(np.float64), grid.astype(np.float64), mode, "border", False)
+    expected = run_ort_grid_sample(x.astype(np.float64), grid.astype(np.float64), mode, "border", False)
     want = expected.astype(np.float32).astype(BF16).astype(np.float32)
     # one bf16 ulp: the kernel's f32 result and the f64 oracle may straddle a rounding boundary
     np.testing.assert_allclose(out, want, rtol=2**-7, atol=0)
@@ -432,7 +415,7 @@ def test_integer_rounding_and_saturation(type_name, mode, tmp_path):
     attrs = {"mode": mode, "padding_mode": "border", "align_corners": False}
     out = run_irgrid(tmp_path, x, grid.astype(np.float32), type_name, "f32", attrs)
     x64 = np.array([[float(v) for v in row] for row in _int_rows(type_name)]).reshape(1, 1, 2, 8)
-    expected = saturating_int(run_ort(x64, grid, mode, "border", False), NP[type_name])
+    expected = saturating_int(run_ort_grid_sample(x64, grid, mode, "border", False), NP[type_name])
     assert out.dtype == NP[type_name]
     np.testing.assert_array_equal(out, expected)
 
@@ -527,7 +510,7 @@ def test_unknown_dims_check_clean_and_run(tmp_path):
         x = rng.standard_normal((n, 2, h, w)).astype(np.float32)
         grid = (rng.integers(-512, 513, size=(n, ho, wo, 2)) / 256.0).astype(np.float32)
         out = compiled({"X": x, "grid": grid})["gs"]
-        expected = run_ort(x.astype(np.float64), grid.astype(np.float64), "cubic", "border", True)
+        expected = run_ort_grid_sample(x.astype(np.float64), grid.astype(np.float64), "cubic", "border", True)
         assert out.shape == (n, 2, ho, wo)
         np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
     with pytest.raises(irgrid.ShapeError) as info:
@@ -550,4 +533,4 @@ def test_unknown_dims_volumetric(tmp_path):
     x = rng.standard_normal((2, 1, 3, 4, 5))
     grid = rng.integers(-640, 641, size=(2, 2, 3, 4, 3)) / 256.0
     out = irgrid.compile_model(path)({"X": x, "grid": grid})["gs"]
-    np.testing.assert_allclose(out, run_ort(x, grid, "linear", "reflection", False), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(out, run_ort_grid_sample(x, grid, "linear", "reflection", False), rtol=1e-9, atol=1e-12)

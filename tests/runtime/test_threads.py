@@ -12,7 +12,7 @@ import pytest
 
 import irgrid
 from irgrid import threads
-from test_cli import assert_one_line_error, run_cli
+from oracles import SAMPLES, assert_one_line_error, run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -90,7 +90,7 @@ def test_available_cores_is_capped_by_the_quota(monkeypatch):
     assert threads.available_cores() == len(os.sched_getaffinity(0))
 
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "flow_warp" / "model.xml"
+SAMPLE = SAMPLES / "flow_warp" / "model.xml"
 
 
 def test_cli_more_threads_than_cpus_warns_and_runs(tmp_path):

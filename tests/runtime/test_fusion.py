@@ -6,7 +6,7 @@ rtol 1e-5 / atol 1e-5 (the tolerances of the GridSample oracle tests; data stand
 Fused against unfused (`compile_model(..., fuse=False)`): bitwise identical, f32 and f64, because
 both compute each coordinate with the same helper (kernels/cython/affine.pxd) and then the same taps.
 Output sizes avoid size-1 dims under align_corners=1, where onnxruntime's AffineGrid differs from
-irgrid's defined 0 (tests/test_affine_grid.py covers that rule).
+irgrid's defined 0 (tests/ops/test_affine_grid.py covers that rule).
 """
 from __future__ import annotations
 
@@ -16,63 +16,19 @@ import zlib
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
 
 import irgrid
-from irgrid.builder import IRBuilder
 from irgrid.errors import ShapeError
+from oracles import SAMPLES, build_pair, random_theta, run_ort_pair
 
 MODES = ("nearest", "linear", "cubic")
 PADDINGS = ("zeros", "border", "reflection")
-OPSET9_MODES = {"nearest": "nearest", "linear": "bilinear", "cubic": "bicubic"}
 TOL = {"f64": {"rtol": 1e-9, "atol": 1e-12}, "f32": {"rtol": 1e-5, "atol": 1e-5}}
 NP = {"f32": np.float32, "f64": np.float64}
 
 
 def _rng(*key) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
-def build_pair(path, x_shape, size, element_type="f32", mode="linear", padding="zeros", align_corners=False,
-               grid_align_corners=False, version="irgrid1", size_input=False, grid_output=False,
-               theta_type=None, consumers=1):
-    """X, theta -> AffineGrid(theta, size) -> GridSample(X, grid) [x consumers] as an IR."""
-    rank = len(x_shape) - 2
-    b = IRBuilder("spatial_transformer")
-    x = b.parameter("X", x_shape, element_type)
-    theta = b.parameter("theta", (x_shape[0], rank, rank + 1), theta_type or element_type)
-    sv = b.parameter("size", (len(size),), "i64") if size_input else b.const(np.array(size, np.int64), "size")
-    (grid,) = b.layer("AffineGrid", "irgrid1", [theta, sv], {"align_corners": grid_align_corners}, name="grid")
-    mode_name = OPSET9_MODES[mode] if version == "opset9" else mode
-    for k in range(consumers):
-        (y,) = b.layer("GridSample", version, [x, grid], {"mode": mode_name, "padding_mode": padding,
-                                                          "align_corners": align_corners}, name=f"warped{k or ''}")
-        b.result(y)
-    if grid_output:
-        b.result(grid)
-    return b.save(path)
-
-
-def run_ort(x, theta, size, mode, padding, align_corners, grid_align_corners):
-    import onnxruntime as ort
-
-    et = TensorProto.DOUBLE if x.dtype == np.float64 else TensorProto.FLOAT
-    nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=int(grid_align_corners)),
-             helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=mode, padding_mode=padding,
-                              align_corners=int(align_corners))]
-    graph = helper.make_graph(nodes, "st", [helper.make_tensor_value_info("X", et, None),
-                                            helper.make_tensor_value_info("theta", et, None),
-                                            helper.make_tensor_value_info("size", TensorProto.INT64, None)],
-                              [helper.make_tensor_value_info("Y", et, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"X": x, "theta": theta, "size": np.array(size, np.int64)})[0]
-
-
-def random_theta(rng, n, rank, dtype):
-    """Near-identity affine maps (rotation, scale, shear, shift) with points in and outside [-1, 1]."""
-    theta = np.concatenate([np.eye(rank)[None].repeat(n, 0), np.zeros((n, rank, 1))], axis=2)
-    return (theta + 0.4 * rng.standard_normal((n, rank, rank + 1))).astype(dtype)
 
 
 @pytest.mark.parametrize("element_type", ["f32", "f64"])
@@ -101,7 +57,7 @@ def test_fused_equals_unfused_and_onnxruntime(rank, mode, padding, element_type,
         assert out.shape == (n, x_shape[1], *out_dims) and out.dtype == NP[element_type]
         assert out.tobytes() == unfused(feed)["warped"].tobytes(), f"trial {trial}"
         if rank == 2 or mode != "cubic":
-            expected = run_ort(x, theta, size, mode, padding, align, grid_align)
+            expected = run_ort_pair(x, theta, size, mode, padding, align, grid_align)
             np.testing.assert_allclose(out, expected, **TOL[element_type], err_msg=f"trial {trial}")
 
 
@@ -122,7 +78,7 @@ def test_fused_equals_unfused_across_row_chunks(out_dims, element_type, tmp_path
         fused = irgrid.compile_model(path, fuse=True)({"X": x, "theta": theta})["warped"]
         unfused = irgrid.compile_model(path, fuse=False)({"X": x, "theta": theta})["warped"]
         assert fused.tobytes() == unfused.tobytes()
-        np.testing.assert_allclose(fused, run_ort(x, theta, size, "linear", "border", align, align),
+        np.testing.assert_allclose(fused, run_ort_pair(x, theta, size, "linear", "border", align, align),
                                    **TOL[element_type])
 
 
@@ -135,7 +91,7 @@ def test_fused_threads_bitwise_identical(tmp_path):
     one = irgrid.compile_model(path, threads=1)({"X": x, "theta": theta})["warped"]
     two = irgrid.compile_model(path, threads=2)({"X": x, "theta": theta})["warped"]
     assert one.tobytes() == two.tobytes()
-    np.testing.assert_allclose(two, run_ort(x, theta, size, "cubic", "border", False, False), **TOL["f64"])
+    np.testing.assert_allclose(two, run_ort_pair(x, theta, size, "cubic", "border", False, False), **TOL["f64"])
 
 
 def _rows(compiled) -> dict[str, dict]:
@@ -185,7 +141,7 @@ def test_not_fused_where_it_would_change_results(tmp_path):
     rows = _rows(compiled)
     assert rows["grid"]["status"] == "step" and rows["grid"]["not_fused"] == "its grid is a model output"
     outputs = compiled({"X": x, "theta": theta})
-    expected_grid = run_ort(x, theta, size, "linear", "zeros", False, False)
+    expected_grid = run_ort_pair(x, theta, size, "linear", "zeros", False, False)
     np.testing.assert_allclose(outputs["warped"], expected_grid, **TOL["f32"])
 
     path = build_pair(tmp_path / "f16.xml", x_shape, size, theta_type="f16")
@@ -203,7 +159,7 @@ def test_one_grid_fused_into_two_samplers(tmp_path):
     rng = _rng("two")
     x, theta = rng.standard_normal(x_shape).astype(np.float32), random_theta(rng, 2, 2, np.float32)
     outputs = compiled({"X": x, "theta": theta})
-    expected = run_ort(x, theta, size, "linear", "zeros", False, False)
+    expected = run_ort_pair(x, theta, size, "linear", "zeros", False, False)
     for name in ("warped", "warped1"):
         np.testing.assert_allclose(outputs[name], expected, **TOL["f32"])
 
@@ -235,7 +191,7 @@ def test_spatial_transformer_sample_inside_openvino():
     import openvino as ov
     import irgrid.openvino
 
-    sample = Path(__file__).resolve().parents[1] / "samples" / "spatial_transformer"
+    sample = SAMPLES / "spatial_transformer"
     with np.load(sample / "inputs.npz") as f:
         inputs = {k: f[k] for k in f.files}
     core = ov.Core()

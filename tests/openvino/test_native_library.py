@@ -24,8 +24,8 @@ import irgrid
 import irgrid.openvino as iov
 from irgrid.builder import IRBuilder
 from irgrid.openvino import native
+from oracles import ROOT, gridsample_backend_tolerance, onnx_backend_cases
 
-ROOT = Path(__file__).resolve().parents[1]
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 # The line of an irgrid error inside OpenVINO's message: its class, where, why.
 ERROR_LINE = re.compile(r"^[A-Z]\w*Error: .*$", re.M)
@@ -367,23 +367,14 @@ def test_other_types_as_the_python_ops_compute_them(tmp_path, x_type, g_type):
     np.testing.assert_array_equal(got, want)
 
 
-def _onnx_cases():
-    from oracles import onnx_backend_cases
-
-    cases = [case for op in ("GridSample", "AffineGrid", "DeformConv") for case in onnx_backend_cases(op)]
-    return cases
-
-
-ONNX_CASES = _onnx_cases()
+ONNX_CASES = [case for op in ("GridSample", "AffineGrid", "DeformConv") for case in onnx_backend_cases(op)]
 
 
 @pytest.mark.parametrize("case", ONNX_CASES, ids=[c.name for c in ONNX_CASES])
 def test_onnx_backend_cases_through_the_library(case, tmp_path):
     """ONNX's own node cases, converted with irgrid's rules and saved as IR (irgrid1 layers where OpenVINO
     lacks the layer), then read and run through the library: onnx's expected outputs (GridSample's
-    tolerances as in test_grid_sample_onnx_backend.py; AffineGrid and DeformConv rtol 1e-5, atol 1e-5)."""
-    from test_grid_sample_onnx_backend import _tolerance
-
+    tolerances of oracles.gridsample_backend_tolerance; AffineGrid and DeformConv rtol 1e-5, atol 1e-5)."""
     import onnx
 
     path = tmp_path / f"{case.name}.onnx"
@@ -392,7 +383,7 @@ def test_onnx_backend_cases_through_the_library(case, tmp_path):
     ov.save_model(ov.convert_model(str(path), extension=iov.conversion_extensions()), str(ir), compress_to_fp16=False)
     compiled = _compile(native_core(), ir)
     names = [value.name for value in case.model.graph.input]
-    tolerance = _tolerance(case) if "gridsample" in case.name else {"rtol": 1e-5, "atol": 1e-5}
+    tolerance = gridsample_backend_tolerance(case) if "gridsample" in case.name else {"rtol": 1e-5, "atol": 1e-5}
     for inputs, expected in case.data_sets:
         feeds = {name: np.asarray(a) for name, a in zip(names, inputs) if name in
                  {n for port in compiled.inputs for n in port.get_names()}}

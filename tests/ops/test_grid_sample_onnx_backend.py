@@ -24,7 +24,7 @@ import pytest
 
 import irgrid
 from irgrid.builder import IRBuilder
-from oracles import onnx_backend_cases
+from oracles import gridsample_backend_tolerance, onnx_backend_cases
 
 N_CASES = 18
 N_VOLUMETRIC = 4
@@ -59,12 +59,6 @@ def _layer_attrs(attrs: dict, spelling: str) -> dict:
             "align_corners": int(attrs.get("align_corners", 0))}
 
 
-def _tolerance(case) -> dict:
-    if case.name == "test_gridsample_bicubic":
-        return {"rtol": 1e-4, "atol": 5e-5}
-    return {"rtol": 1e-5, "atol": 1e-6}
-
-
 def test_all_gridsample_cases_collected():
     names = [c.name for c in CASES]
     assert len(CASES) == N_CASES, names
@@ -97,4 +91,4 @@ def test_onnx_backend_case(case, spelling, tmp_path):
         out = compiled({"X": x, "grid": grid})["Y"]
         assert out.shape == expected.shape
         assert out.dtype == np.float32
-        np.testing.assert_allclose(out, expected, **_tolerance(case), err_msg=f"{case.name} ({spelling})")
+        np.testing.assert_allclose(out, expected, **gridsample_backend_tolerance(case), err_msg=f"{case.name} ({spelling})")

@@ -14,8 +14,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import irgrid.openvino as iov
-from oracles import save_ov
-from test_deform_conv_oracles import CASES, deform_conv_ir, random_deform_inputs, run_irgrid
+from oracles import deform_conv_ir, first_output, onnx_backend_cases, random_deform_inputs, save_ov
+
+CASES = onnx_backend_cases("DeformConv")
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
@@ -81,7 +82,7 @@ def test_other_ranks_map_to_irgrid1(dims, kernel, with_bias, with_mask, tmp_path
     converted = ov.convert_model(str(tmp_path / "m.onnx"), extension=iov.conversion_extensions())
     assert _converted_types(converted) == {("DeformConv", "irgrid1")}
     got = _core().compile_model(converted, "CPU", F32)(feeds)[0]
-    want = run_irgrid(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
+    want = first_output(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 

@@ -19,12 +19,11 @@ import pytest
 import irgrid
 from irgrid.builder import IRBuilder
 from irgrid.cli import main
-from test_cli import assert_one_line_error, run_cli
+from oracles import ROOT, SAMPLES, assert_one_line_error, readme_snippet, run_cli
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'irgrid[ray]')")
 import irgrid.ray as irgrid_ray  # noqa: E402
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 FLOW_WARP, PRIOR_GRID = SAMPLES / "flow_warp" / "model.xml", SAMPLES / "prior_grid" / "model.xml"
 
 
@@ -233,11 +232,10 @@ def test_predictor_in_a_ray_data_pipeline(ray_session):
 
 
 def test_readme_python_form_runs(ray_session, monkeypatch):
-    from test_readme import ROOT, _snippet
 
     monkeypatch.chdir(ROOT)
     namespace: dict = {}
-    exec(compile(_snippet("irgrid.ray.Predictor"), "README.md", "exec"), namespace)
+    exec(compile(readme_snippet("irgrid.ray.Predictor"), "README.md", "exec"), namespace)
     assert namespace["shapes"] == [(1, 3, 96, 128)] * 4
 
 

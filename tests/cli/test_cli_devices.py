@@ -12,11 +12,8 @@ import pytest
 import irgrid
 import irgrid.openvino as iov
 
-from oracles import save_ov
-from test_cli import assert_one_line_error, run_cli
-from test_openvino_extension import _gridsample_onnx, _mixed_model, _mixed_reference
-
-ROOT_SAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "samples"
+from oracles import (SAMPLES, assert_one_line_error, gridsample_onnx, mixed_model, mixed_reference, run_cli,
+                     save_ov)
 
 
 def _outputs(proc) -> dict[str, list[str]]:
@@ -32,7 +29,7 @@ def _outputs(proc) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("device", ["irgrid", "openvino", "auto"])
 def test_sample_on_each_device(device, tmp_path):
-    path = ROOT_SAMPLES / "volume_warp" / "model.xml"
+    path = SAMPLES / "volume_warp" / "model.xml"
     proc = run_cli("infer", path, "-d", device, "-niter", 2, "-o", tmp_path / "out.npz", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.splitlines()[0]
@@ -98,7 +95,7 @@ def test_auto_sends_convolutional_networks_to_openvino_unless_f64_or_a_fork_chil
 
 
 def test_auto_chooses_openvino_for_layers_irgrid_lacks(tmp_path):
-    model, feeds, _ = _mixed_model()
+    model, feeds, _ = mixed_model()
     path = save_ov(model, tmp_path)
     np.savez(tmp_path / "inputs.npz", **feeds)
     proc = run_cli("infer", path, "-o", tmp_path / "out.npz", "-niter", 1, cwd=tmp_path)
@@ -108,13 +105,13 @@ def test_auto_chooses_openvino_for_layers_irgrid_lacks(tmp_path):
     assert "MVN-opset6" in device  # OpenVINO runs the layers irgrid lacks
     assert set(_outputs(proc)) == {"normalised"}
     with np.load(tmp_path / "out.npz") as saved:
-        np.testing.assert_allclose(saved["normalised"], _mixed_reference(feeds), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(saved["normalised"], mixed_reference(feeds), rtol=1e-5, atol=1e-5)
     err = assert_one_line_error(run_cli("infer", path, "-d", "irgrid", cwd=tmp_path), 2, "UnsupportedLayerError")
     assert _lacking(path)[0].split("-")[0] in err
 
 
 def test_onnx_model_runs_through_openvino(tmp_path):
-    feeds = _gridsample_onnx(tmp_path / "gs3.onnx", 3, "cubic", padding_mode="reflection")
+    feeds = gridsample_onnx(tmp_path / "gs3.onnx", 3, "cubic", padding_mode="reflection")
     np.savez(tmp_path / "inputs.npz", **feeds)
     proc = run_cli("infer", tmp_path / "gs3.onnx", "-niter", 1, "-o", tmp_path / "y.npy", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -128,7 +125,7 @@ def test_onnx_model_runs_through_openvino(tmp_path):
 
 
 def test_convert_then_irgrid_runtime(tmp_path):
-    feeds = _gridsample_onnx(tmp_path / "gs1.onnx", 1, "linear", align_corners=1)
+    feeds = gridsample_onnx(tmp_path / "gs1.onnx", 1, "linear", align_corners=1)
     proc = run_cli("convert", tmp_path / "gs1.onnx", "-o", tmp_path / "gs1.xml", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert 'version="irgrid1"' in (tmp_path / "gs1.xml").read_text()
@@ -147,7 +144,7 @@ def test_convert_then_irgrid_runtime(tmp_path):
 
 def test_an_irgrid_version_this_irgrid_lacks(tmp_path):
     """OpenVINO's refusal becomes one line that says how to fix it."""
-    model, feeds, _ = _mixed_model()
+    model, feeds, _ = mixed_model()
     path = save_ov(model, tmp_path)
     path.write_text(path.read_text().replace('version="irgrid1"', 'version="irgrid7"'))
     np.savez(tmp_path / "inputs.npz", **feeds)
@@ -170,7 +167,7 @@ def _counters(stdout: str) -> dict[str, list[str]]:
 @pytest.mark.parametrize("device", ["irgrid", "openvino"])
 def test_per_layer_counters(device, tmp_path):
     """-pc: each layer that ran, its type, kernel, median ms and share, as benchmark_app prints them."""
-    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    path = SAMPLES / "flow_warp" / "model.xml"
     proc = run_cli("infer", path, "-d", device, "-niter", 3, "-pc", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Performance counts (median of 3 runs):" in proc.stdout
@@ -210,7 +207,7 @@ def test_per_layer_counters_of_a_dynamic_model_on_openvino(tmp_path):
 def test_openvino_device_checks_input_arrays(tmp_path, dtype):
     """OpenVINO's device refuses what irgrid's refuses, by the same check: a big-endian f32 was read as
     garbage (exit 0) and a complex array was OpenVINO's traceback."""
-    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    path = SAMPLES / "flow_warp" / "model.xml"
     with np.load(path.with_name("inputs.npz")) as saved:
         inputs = dict(saved)
     inputs["image"] = inputs["image"].astype(dtype)
@@ -232,21 +229,21 @@ def test_corrupt_onnx_is_one_line(tmp_path, command):
 def test_check_of_an_onnx_file_says_to_convert_it(tmp_path):
     """`check` (and -d irgrid) read IR: an ONNX file is named as one, not as XML that is not well-formed."""
     path = tmp_path / "model.onnx"
-    _gridsample_onnx(path, 2, "linear")
+    gridsample_onnx(path, 2, "linear")
     assert_one_line_error(run_cli("check", path, cwd=tmp_path), 2, "ParseError", "is an ONNX model",
                           "irgrid convert")
 
 
 def test_input_file_given_as_the_model_is_one_line(tmp_path):
     """A common slip (`irgrid infer inputs.npz`): refused by irgrid, not left to OpenVINO's frontends."""
-    path = ROOT_SAMPLES / "flow_warp" / "inputs.npz"
+    path = SAMPLES / "flow_warp" / "inputs.npz"
     assert_one_line_error(run_cli("infer", path, cwd=tmp_path), 2, "InputError", "not a model")
 
 
 @pytest.mark.parametrize("command", ["infer", "convert"])
 def test_a_conversion_rule_refusal_is_its_reason(tmp_path, command):
     """OpenVINO wraps a rule's error in a traceback and a summary; the one line is irgrid's reason."""
-    _gridsample_onnx(tmp_path / "gs.onnx", 3, "sharp")
+    gridsample_onnx(tmp_path / "gs.onnx", 3, "sharp")
     extra = ["-o", tmp_path / "out.xml"] if command == "convert" else []
     proc = run_cli(command, tmp_path / "gs.onnx", *extra, cwd=tmp_path)
     assert_one_line_error(proc, 2, "OpenVINOError", "ValueError: GridSample: unknown mode 'sharp'")
@@ -353,7 +350,7 @@ def test_ctrl_c_inside_an_irgrid_op_on_openvino_is_a_keyboard_interrupt(tmp_path
     import irgrid.openvino.ops as ov_ops
     from irgrid.devices import open_model
 
-    path = ROOT_SAMPLES / "volume_warp" / "model.xml"
+    path = SAMPLES / "volume_warp" / "model.xml"
     model, why = open_model(path, "openvino")
     assert "GridSample" in path.read_text() and why.startswith("openvino")
     inputs = dict(np.load(path.with_name("inputs.npz")))
@@ -374,7 +371,7 @@ def test_inputs_as_a_sequence_or_else_an_input_error_on_both_devices(device):
     values under the mask) is an InputError. OpenVINO's own run of the sample gives the values."""
     from irgrid.devices import open_model
 
-    path = ROOT_SAMPLES / "flow_warp" / "model.xml"
+    path = SAMPLES / "flow_warp" / "model.xml"
     feeds = dict(np.load(path.with_name("inputs.npz")))
     model, _ = open_model(path, device)
     expected = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(feeds)[0]

@@ -14,15 +14,14 @@ import onnx
 import openvino as ov
 import openvino.opset13 as ops
 import pytest
-from onnx import TensorProto, helper
 
 import irgrid
 import irgrid.openvino as iov
 from irgrid.ops.grid_sample import sample
-from oracles import onnx_backend_cases, save_ov
-from test_grid_sample_onnx_backend import CASES, _tolerance
+from oracles import (F32, gridsample_backend_tolerance, gridsample_onnx, mixed_model, mixed_reference, onnx_backend_cases,
+                     save_ov)
 
-F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+CASES = onnx_backend_cases("GridSample")
 
 
 def _onnx_case_file(case, tmp_path):
@@ -57,28 +56,14 @@ def test_onnx_backend_cases_three_ways(case, tmp_path):
             "ir in openvino": _ov_core().compile_model(str(ir), "CPU", F32)(feeds)[0],
         }
         for way, out in ways.items():
-            np.testing.assert_allclose(out, expected, **_tolerance(case), err_msg=f"{case.name}: {way}")
-
-
-def _gridsample_onnx(path, rank: int, mode: str, domain: str = "", **attrs):
-    spatial = (3, 4, 5)[:rank]
-    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, *spatial])
-    g = helper.make_tensor_value_info("grid", TensorProto.FLOAT, [1, *(2, 3, 2)[:rank], rank])
-    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], domain=domain, mode=mode, **attrs)
-    imports = [helper.make_opsetid("", 20)] + ([helper.make_opsetid(domain, 1)] if domain else [])
-    model = helper.make_model(helper.make_graph([node], "gs", [x, g], [y]), opset_imports=imports)
-    onnx.save(model, str(path))
-    rng = np.random.default_rng(rank)
-    return {"X": rng.standard_normal([1, 2, *spatial]).astype(np.float32),
-            "grid": rng.uniform(-1.2, 1.2, [1, *(2, 3, 2)[:rank], rank]).astype(np.float32)}
+            np.testing.assert_allclose(out, expected, **gridsample_backend_tolerance(case), err_msg=f"{case.name}: {way}")
 
 
 @pytest.mark.parametrize("rank", [1, 2, 3])
 def test_com_microsoft_and_opset16_names(rank, tmp_path):
     """com.microsoft GridSample (OpenVINO has no rule for it) and opset-16 names, via core.read_model."""
-    feeds = _gridsample_onnx(tmp_path / "ms.onnx", rank, "bicubic" if rank < 3 else "bilinear",
-                             domain="com.microsoft", padding_mode="border", align_corners=1)
+    feeds = gridsample_onnx(tmp_path / "ms.onnx", rank, "bicubic" if rank < 3 else "bilinear",
+                            domain="com.microsoft", padding_mode="border", align_corners=1)
     core = ov.Core()
     core.add_extension(iov.conversion_extensions())
     out = core.compile_model(core.read_model(str(tmp_path / "ms.onnx")), "CPU", F32)(feeds)[0]
@@ -93,49 +78,9 @@ def test_com_microsoft_and_opset16_names(rank, tmp_path):
 
 
 def test_without_conversion_rules_openvino_refuses(tmp_path):
-    _gridsample_onnx(tmp_path / "gs3.onnx", 3, "linear")
+    gridsample_onnx(tmp_path / "gs3.onnx", 3, "linear")
     with pytest.raises(Exception, match="only supported for 4D"):
         ov.convert_model(str(tmp_path / "gs3.onnx"))
-
-
-def _mixed_model():
-    """Convolution, Relu and MVN (native; irgrid lacks MVN) around an irgrid1 3-D cubic GridSample whose grid comes
-    from a MatMul: the layers OpenVINO runs and the one only irgrid has, in one graph."""
-    rng = np.random.default_rng(7)
-    vol = ops.parameter([1, 2, 5, 6, 7], np.float32, name="volume")
-    coords = ops.parameter([1, 4, 4, 6, 3], np.float32, name="coords")
-    weights = ops.constant(rng.uniform(-0.5, 0.5, (3, 2, 1, 1, 1)).astype(np.float32))
-    features = ops.relu(ops.convolution(vol, weights, [1, 1, 1], [0, 0, 0], [0, 0, 0], [1, 1, 1]))
-    mixing = ops.constant(np.array([[0.9, 0.1, 0.0], [-0.1, 0.9, 0.1], [0.0, 0.05, 1.0]], np.float32))
-    grid = ops.matmul(coords, mixing, False, False)
-    sampled = iov.op_class("GridSample", "irgrid1")([features.output(0), grid.output(0)], mode="cubic",
-                                                     padding_mode="zeros", align_corners=False)
-    normalised = ops.mvn(sampled.output(0), ops.constant(np.array([2, 3, 4], np.int64)), True, 1e-5, "inside_sqrt")
-    normalised.output(0).get_tensor().set_names({"normalised"})
-    feeds = {"volume": rng.standard_normal((1, 2, 5, 6, 7)).astype(np.float32),
-             "coords": rng.uniform(-1.1, 1.1, (1, 4, 4, 6, 3)).astype(np.float32)}
-    return ov.Model([ops.result(normalised.output(0))], [vol, coords], "mixed"), feeds, (vol, coords, features,
-                                                                                      grid, weights, mixing)
-
-
-def _mixed_reference(feeds):
-    """OpenVINO runs the native parts, onnx.reference the 3-D cubic GridSample in between."""
-    from onnx.reference import ReferenceEvaluator
-
-    _, _, parts = _mixed_model()
-    vol, coords, features, grid, _, _ = parts
-    core = ov.Core()
-    feats, grid_values = core.compile_model(ov.Model([ops.result(features), ops.result(grid)], [vol, coords]),
-                                            "CPU", F32)(feeds).values()
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], mode="cubic", padding_mode="zeros", align_corners=0)
-    graph = helper.make_graph([node], "gs", [helper.make_tensor_value_info("X", TensorProto.DOUBLE, None),
-                                             helper.make_tensor_value_info("grid", TensorProto.DOUBLE, None)],
-                              [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
-    sampled = ReferenceEvaluator(model).run(None, {"X": feats.astype(np.float64), "grid": grid_values.astype(np.float64)})[0]
-    x = ops.parameter(list(sampled.shape), np.float32, name="x")
-    mvn = ops.mvn(x, ops.constant(np.array([2, 3, 4], np.int64)), True, 1e-5, "inside_sqrt")
-    return core.compile_model(ov.Model([ops.result(mvn.output(0))], [x]), "CPU", F32)([sampled.astype(np.float32)])[0]
 
 
 def test_mixed_native_and_irgrid_layers(tmp_path):
@@ -143,9 +88,9 @@ def test_mixed_native_and_irgrid_layers(tmp_path):
     which must choose OpenVINO because irgrid lacks MVN."""
     from irgrid.devices import open_model
 
-    model, feeds, _ = _mixed_model()
+    model, feeds, _ = mixed_model()
     path = save_ov(model, tmp_path)
-    expected = _mixed_reference(feeds)
+    expected = mixed_reference(feeds)
     out = _ov_core().compile_model(str(path), "CPU", F32)(feeds)[0]
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
     runner, why = open_model(path, "auto")
@@ -234,7 +179,7 @@ def test_only_irgrid_owned_operators_are_registered():
 
 
 def test_reading_without_the_extension(tmp_path):
-    model, _, _ = _mixed_model()
+    model, _, _ = mixed_model()
     path = save_ov(model, tmp_path)
     with pytest.raises(RuntimeError, match="from unsupported opset: irgrid1"):
         ov.Core().read_model(str(path))

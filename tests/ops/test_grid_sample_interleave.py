@@ -11,7 +11,7 @@ cubic) and, for 3-D cubic, onnx.reference's GridSample-22:
   cubic excepted: its separable runs over a zero-padded row scratch (2-D and 3-D; 3-D cubic has no
   gather path, the scalar path runs where the interleaved one is not chosen) sum in another order,
   so only the oracles bound their difference from the gather path (and fused AffineGrid takes the same
-  run as the unfused pair, tests/test_fusion.py).
+  run as the unfused pair, tests/runtime/test_fusion.py).
 Coordinates are multiples of 2**-8, so every implementation samples exactly the same positions.
 """
 from __future__ import annotations
@@ -22,12 +22,9 @@ import pytest
 import irgrid
 from irgrid._kernels import sampling
 from irgrid.ops.grid_sample import sample, sample_plan
-from test_fusion import build_pair, random_theta, run_ort as run_ort_pair
-from test_grid_sample_edge_cases import run_ort
-from test_grid_sample_oracles import run_onnx_reference
-from test_prepared import unaligned_out
-from test_grid_sample_simd import (PADDINGS, SPECIALS, TOLERANCES, _dyadic, _rng, check_dropped_taps,
-                                   check_special_coordinates, oracle_step)
+from oracles import (PADDINGS, SPECIALS, TOLERANCES, build_pair, check_dropped_taps, check_special_coordinates,
+                     dyadic, keyed_rng, oracle_step, random_theta, run_onnx_reference, run_ort_grid_sample,
+                     run_ort_pair, unaligned_out)
 
 CASES = pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"),
                                               (3, "linear")])
@@ -37,7 +34,7 @@ CUBIC_DIMS = {2: (8, 4), 3: (4, 8, 4)}  # powers of two: the sweeps' normalised 
 # onnxruntime for 2-D (onnx.reference's 2-D cubic is off by up to 2e-7 in f64 on some of these
 # points, where irgrid's three paths agree with onnxruntime), onnx.reference for 3-D (onnxruntime has
 # no 3-D cubic)
-CUBIC_ORACLE = {2: run_ort, 3: run_onnx_reference}
+CUBIC_ORACLE = {2: run_ort_grid_sample, 3: run_onnx_reference}
 
 
 @pytest.fixture(autouse=True)
@@ -73,13 +70,13 @@ def _dims(rank: int, i: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
 @CASES
 def test_every_channel_count_matches_onnxruntime(rank, mode, padding, align, dtype):
     for channels in range(1, 18):
-        rng = _rng("channels", rank, mode, padding, align, channels)
+        rng = keyed_rng("channels", rank, mode, padding, align, channels)
         dims, out_dims = _dims(rank, channels)
         x = rng.uniform(-1, 1, (2, channels, *dims))
-        grid = _dyadic(rng, (2, *out_dims, rank), 1.6)
+        grid = dyadic(rng, (2, *out_dims, rank), 1.6)
         edges = min(grid.size, 12)
         grid.reshape(-1)[:edges] = np.resize([-1.0, 1.0, 0.0], edges)  # the edges and the centre exactly
-        expected = run_ort(x, grid, mode, padding, align)
+        expected = run_ort_grid_sample(x, grid, mode, padding, align)
         got, gathered = _paths(x.astype(dtype), grid.astype(dtype), mode, padding, align)
         np.testing.assert_allclose(got, expected, **TOLERANCES[dtype], err_msg=f"C={channels}")
         np.testing.assert_allclose(gathered, expected, **TOLERANCES[dtype], err_msg=f"C={channels}")
@@ -109,7 +106,7 @@ def test_dropped_taps_read_the_zero_pixel(rank, mode, align, dtype):
 @pytest.mark.parametrize("batch,channels", [(1, 8), (1, 13), (3, 17)])
 def test_threads_and_spans_bitwise_identical(batch, channels, rank, mode, dtype):
     """3001 points: one channel group is split into spans of points (more with 2 threads than with 1)."""
-    rng = _rng("threads", batch, channels, rank, mode)
+    rng = keyed_rng("threads", batch, channels, rank, mode)
     dims = (40, 50) if rank == 2 else (9, 10, 11)
     x = rng.uniform(-1, 1, (batch, channels, *dims)).astype(dtype)
     grid = rng.uniform(-1.1, 1.1, (batch, 3001, *(1,) * (rank - 1), rank)).astype(dtype)
@@ -128,12 +125,12 @@ def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dty
     """Channel counts 1..17 (channels are independent: the reference runs once on 17). Border keeps
     every coordinate within the pixel range, where onnx.reference's clamping changes nothing."""
     for i in range(3):
-        rng = _rng("cubic3d", padding, align, i)
+        rng = keyed_rng("cubic3d", padding, align, i)
         dims, out_dims = _dims(3, i)
         if padding == "reflection" and align:  # onnx.reference divides 0 by 0 on 1-pixel dims there
             dims = tuple(max(d, 2) for d in dims)
         x = rng.uniform(-1, 1, (2, 17, *dims))
-        grid = _dyadic(rng, (2, *out_dims, 3), 1.6, oracle_step(3, "cubic"))
+        grid = dyadic(rng, (2, *out_dims, 3), 1.6, oracle_step(3, "cubic"))
         if padding == "border":
             edge = 1.0 if align else 1 - 1 / np.array(dims[::-1], float)  # pixel coordinate 0 and L - 1
             grid = np.clip(grid, -edge, edge)
@@ -155,9 +152,9 @@ def test_cubic_generic_run_where_the_row_scratch_does_not_fit(rank, padding, dty
     dims = (64, 64, 63) if rank == 3 else (510, 510)
     rows = (71 * 67 * 66) if rank == 3 else (517 * 513)
     assert rows * 32 > 8 << 20 >= (np.prod(dims) + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
-    rng = _rng("cubic-generic", rank, padding, dtype)
+    rng = keyed_rng("cubic-generic", rank, padding, dtype)
     x = rng.uniform(-1, 1, (1, 4, *dims))
-    grid = _dyadic(rng, (1, *(2, 3, 5)[3 - rank:], rank), 1.6, oracle_step(rank, "cubic"))
+    grid = dyadic(rng, (1, *(2, 3, 5)[3 - rank:], rank), 1.6, oracle_step(rank, "cubic"))
     if padding == "border":  # within the pixel range, as in the test above
         edge = 1 - 1 / np.array(dims[::-1], float)
         grid = np.clip(grid, -edge, edge)
@@ -182,8 +179,8 @@ def test_3d_cubic_streams_a_large_output(padding, dtype):
     `out` 16 bytes past a line, at 1 and 2 threads, special coordinates among the points (the scalar
     path writes theirs after the stream); the first row of points against onnx.reference. 9
     channels: a streamed group and a group of 1 (regular stores)."""
-    rng = _rng("cubic3d-stream", padding)
-    grid = _dyadic(rng, (1, 2, 128, 129, 3), 1.3, oracle_step(3, "cubic"))  # 33024 points
+    rng = keyed_rng("cubic3d-stream", padding)
+    grid = dyadic(rng, (1, 2, 128, 129, 3), 1.3, oracle_step(3, "cubic"))  # 33024 points
     x = rng.uniform(-1, 1, (1, 9, 4, 5, 6))
     if padding == "border":  # within the pixel range, as onnx.reference's clamping needs (above)
         edge = 1 - 1 / np.array(x.shape[:1:-1], float)
@@ -220,7 +217,7 @@ def test_cubic_zeros_padding_across_each_edge(rank, axis, dtype):
     pixel and its last pixel, or the point reads the zero window (simd_gather_body.h's
     irgrid_cubic_window, 2-D and 3-D): pixel coordinates from -5 to L + 4 in quarter steps along one
     axis (first taps -7 .. L + 2), the other axes within the image, against CUBIC_ORACLE."""
-    rng = _rng("cubic-edges", rank, axis)
+    rng = keyed_rng("cubic-edges", rank, axis)
     dims = CUBIC_DIMS[rank]
     length = dims[::-1][axis]  # the grid lists x first
     sweep = np.arange(-5, length + 4, 0.25)
@@ -240,7 +237,7 @@ def test_cubic_border_far_outside_reads_the_edge(rank, axis, align, dtype):
     reads that edge's pixels with weights summing to 1: the value at the edge pixel's centre, where
     the oracles (which clamp the coordinate instead, docs/semantics.md) agree, their weights there
     being (0, 1, 0, 0). 2-D and 3-D (the row runs' per-dim offsets, irgrid_cubic_taps)."""
-    rng = _rng("cubic-border-far", rank, axis, align)
+    rng = keyed_rng("cubic-border-far", rank, axis, align)
     dims = CUBIC_DIMS[rank]
     length = dims[::-1][axis]
     x = rng.uniform(-1, 1, (1, 9, *dims))
@@ -263,9 +260,9 @@ def test_cubic_reflection_far_outside_reads_nothing(rank, axis, coordinate, dtyp
     """Points more than one reflection fold outside the image, yet within the vector path's range,
     go to the scalar path; the vector path's taps for them must read nothing. 3-D cubic's x taps once
     did (at offsets up to 32 * 2.5e5 bytes from the scratch here: a segfault on this machine for 1e5)."""
-    rng = _rng("cubic-far", rank, axis, coordinate)
+    rng = keyed_rng("cubic-far", rank, axis, coordinate)
     x = rng.uniform(-1, 1, (1, 8, *(4, 6, 5)[3 - rank:])).astype(dtype)
-    grid = _dyadic(rng, (1, *(2,) * (rank - 1), 8, rank), 1.3, oracle_step(rank, "cubic"))
+    grid = dyadic(rng, (1, *(2,) * (rank - 1), 8, rank), 1.3, oracle_step(rank, "cubic"))
     grid[..., axis].reshape(-1)[::3] = coordinate
     got = sample(x, grid.astype(dtype), "cubic", "reflection", False, threads=1)
     expected = CUBIC_ORACLE[rank](x.astype(float), grid, "cubic", "reflection", False)
@@ -275,7 +272,7 @@ def test_cubic_reflection_far_outside_reads_nothing(rank, axis, coordinate, dtyp
 @DTYPES
 @pytest.mark.parametrize("batch,channels", [(1, 8), (3, 17)])
 def test_3d_cubic_threads_and_spans_bitwise_identical(batch, channels, dtype):
-    rng = _rng("threads-cubic3d", batch, channels)
+    rng = keyed_rng("threads-cubic3d", batch, channels)
     x = rng.uniform(-1, 1, (batch, channels, 9, 10, 11)).astype(dtype)
     grid = rng.uniform(-1.1, 1.1, (batch, 3001, 1, 1, 3)).astype(dtype)
     grid.reshape(-1)[::97] = np.nan
@@ -292,7 +289,7 @@ def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype):
     gives every point the same bits as the unbinned run: random and special coordinates (the scalar
     path's points written by point), two items, a partial channel group, more points than one binning
     chunk holds (sampling.pyx's BIN_CAPACITY, 32768) and 1 or 2 threads."""
-    rng = _rng("binned-cubic3d", padding, align, dtype)
+    rng = keyed_rng("binned-cubic3d", padding, align, dtype)
     x = rng.uniform(-1, 1, (2, 11, 7, 9, 20)).astype(dtype)
     grid = rng.uniform(-1.2, 1.2, (2, 32768 + 4099, 1, 1, 3))
     flat = grid.reshape(-1, 3)
@@ -314,7 +311,7 @@ def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype):
 def test_3d_cubic_binned_in_taller_tiles_bitwise_identical(dtype):
     """A volume of more rows than a span has points (binning.pxd's `tiling` then bins by 2 rows, not 1):
     binned, the same bits as unbinned."""
-    rng = _rng("binned-cubic3d-rows", dtype)
+    rng = keyed_rng("binned-cubic3d-rows", dtype)
     x = rng.uniform(-1, 1, (1, 8, 178, 178, 7)).astype(dtype)
     grid = rng.uniform(-1.1, 1.1, (1, 40000, 1, 1, 3)).astype(dtype)
     was = sampling.use_binning("always")
@@ -333,7 +330,7 @@ def test_3d_cubic_binned_groups_share_sorted_chunks_bitwise_identical(channels, 
     default policy: each chunk of an item's points is sorted once (sampling.pyx's sort_chunk) and
     sampled by every group's units, on any thread. The same bits as unbinned, with a partial last
     group."""
-    rng = _rng("binned-shared", channels, threads)
+    rng = keyed_rng("binned-shared", channels, threads)
     x = rng.uniform(-1, 1, (2, channels, 9, 12, 21)).astype(np.float32)
     grid = rng.uniform(-1.1, 1.1, (2, 3, 100, 41, 3)).astype(np.float32)
     binned = sample(x, grid, "cubic", "border", False, threads)
@@ -349,7 +346,7 @@ def test_3d_cubic_binned_segments_bitwise_identical():
     """More points than one binning segment holds (sampling.pyx's BIN_SEGMENT, 2**20: each item's points
     are sorted and sampled a segment at a time, so that the sort's buffers stay bounded): binned, the
     same bits as unbinned, at 1 and 2 threads."""
-    rng = _rng("binned-segments")
+    rng = keyed_rng("binned-segments")
     x = rng.uniform(-1, 1, (1, 9, 5, 6, 7)).astype(np.float32)
     grid = rng.uniform(-1.1, 1.1, (1, (1 << 20) + 40000, 1, 1, 3)).astype(np.float32)
     was = sampling.use_binning("always")
@@ -385,7 +382,7 @@ def test_scratch_holds_what_each_block_reads(rank, mode, binning, padding, align
     cubic) on 12 points of each block (on their own: a point's output depends only on its
     coordinates; cubic with border only where the oracle's clamping of the coordinate agrees with
     irgrid's clamping of each tap, inside the plane) and against the scalar path on every point."""
-    rng = _rng("slices", rank, mode, binning, padding, align)
+    rng = keyed_rng("slices", rank, mode, binning, padding, align)
     dims = (16, 5, 6) if rank == 3 else (16, 6)
     step = oracle_step(rank, mode)
     x = rng.uniform(-1, 1, (1, 9, *dims))
@@ -405,7 +402,7 @@ def test_scratch_holds_what_each_block_reads(rank, mode, binning, padding, align
                              for b, f in enumerate(fine)])
     grid = grid.reshape(1, len(SLICE_BANDS), 1024, *(1,) * (rank - 2), rank)
     subset = grid.reshape(-1, rank)[chosen].reshape(1, -1, *(1,) * (rank - 1), rank)
-    oracle = run_onnx_reference if (rank, mode) == (3, "cubic") else run_ort
+    oracle = run_onnx_reference if (rank, mode) == (3, "cubic") else run_ort_grid_sample
     expected = oracle(x, subset, mode, padding, align).reshape(1, 9, -1)
     for dtype in (np.float32, np.float64):
         plan = sample_plan(x.shape, grid.shape, dtype, mode, padding, align)
@@ -435,7 +432,7 @@ def test_3d_cubic_partial_block_finds_its_planes(threads, dtype):
     read the volume's top planes (a 24-plane volume; the 1024 points before them lie in planes 0-5,
     their x and y near the far end of their dims, so that a scan of the wrong coordinate would miss
     planes), after the same plan sampled other data, against onnx.reference."""
-    rng = _rng("cubic3d-partial-block", threads, dtype)
+    rng = keyed_rng("cubic3d-partial-block", threads, dtype)
     x = rng.uniform(-1, 1, (1, 9, 24, 5, 6))
     grid = np.round(rng.uniform(0.5, 0.7, (1, 1029, 1, 1, 3)) * 16) / 16
     grid[0, :1024, 0, 0, 2] = np.round(rng.uniform(-1, -0.6, 1024) * 16) / 16  # pixel coordinates -0.5 .. 4.3
@@ -466,7 +463,7 @@ def test_fused_affine_grid_matches_unfused(element_type, tmp_path):
     path each takes); f64 within tolerance of onnxruntime (f32 coordinates round differently in
     onnxruntime's AffineGrid, which this data's slopes amplify beyond 1e-5; the other tests cover
     the f32 sums)."""
-    rng = _rng("fused", element_type)
+    rng = keyed_rng("fused", element_type)
     dtype = np.float32 if element_type == "f32" else np.float64
     x_shape, size = (2, 11, 23, 29), [2, 11, 37, 41]
     path = build_pair(tmp_path / "st.xml", x_shape, size, element_type, "linear", "zeros")
@@ -485,7 +482,7 @@ def test_fused_affine_grid_matches_unfused(element_type, tmp_path):
 def test_fused_affine_grid_3d_cubic_matches_unfused(element_type, tmp_path):
     """3-D cubic's own run fed by a fused AffineGrid's coordinates: bitwise the unfused pair, whose
     AffineGrid writes the same coordinates into a grid that the same run then reads."""
-    rng = _rng("fused-cubic3d", element_type)
+    rng = keyed_rng("fused-cubic3d", element_type)
     dtype = np.float32 if element_type == "f32" else np.float64
     x_shape, size = (2, 9, 5, 6, 7), [2, 9, 4, 5, 6]
     path = build_pair(tmp_path / "st.xml", x_shape, size, element_type, "cubic", "border")

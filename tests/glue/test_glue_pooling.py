@@ -102,8 +102,8 @@ def test_max_pool_indices_nothing_reads(version, tmp_path, ov_run, backend, monk
     CPU plugin's, and the indices are not computed (on OpenVINO its plugin takes 400x as long for them)."""
     from irgrid.ops.glue import pooling
 
-    calls, original = [], pooling.run_layer
-    monkeypatch.setattr(pooling, "run_layer", lambda *args: calls.append(args) or original(*args))
+    calls, original = [], pooling.run_on_openvino
+    monkeypatch.setattr(pooling, "run_on_openvino", lambda *args: calls.append(args) or original(*args))
     x = _data((2, 3, 9, 8), seed=4)
     p = o14.parameter(list(x.shape), np.float32, name="x")
     node = (o8 if version == 8 else o14).max_pool(p, [2, 2], [1, 1], [1, 0], [0, 1], [3, 2], "ceil")

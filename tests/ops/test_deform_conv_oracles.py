@@ -15,28 +15,12 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-import irgrid
-from irgrid.builder import IRBuilder
-from oracles import onnx_backend_cases, save_ov
+from oracles import deform_conv_ir, first_output, onnx_backend_cases, random_deform_inputs, save_ov
 
 N_ONNX_CASES = 4
 
 
 CASES = onnx_backend_cases("DeformConv")
-
-
-def deform_conv_ir(path, arrays: dict[str, np.ndarray], attrs: dict, element_type: str = "f32"):
-    """One DeformConv irgrid1 layer whose inputs are Parameters named as `arrays` (in ONNX order)."""
-    b = IRBuilder("deform_conv")
-    params = [b.parameter(name, a.shape, element_type) for name, a in arrays.items()]
-    (y,) = b.layer("DeformConv", "irgrid1", params, attrs, name="Y")
-    b.result(y)
-    return b.save(path)
-
-
-def run_irgrid(path, feed: dict[str, np.ndarray], threads: int = 2) -> np.ndarray:
-    assert irgrid.check_model(path) == []
-    return next(iter(irgrid.compile_model(path, threads=threads)(feed).values()))
 
 
 def test_all_onnx_cases_collected():
@@ -52,7 +36,7 @@ def test_onnx_backend_case(case, tmp_path):
     names = [i.name for i in case.model.graph.input]
     for inputs, (expected,) in case.data_sets:
         arrays = dict(zip(names, (np.asarray(a) for a in inputs)))
-        out = run_irgrid(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
+        out = first_output(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
         assert out.dtype == np.float32
         np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
 
@@ -82,26 +66,6 @@ def _ort_deform_conv(arrays: dict[str, np.ndarray], attrs: dict) -> np.ndarray:
     return session.run(None, arrays)[0]
 
 
-def random_deform_inputs(rng, c, oc, group, dg, in_dims, kernel, strides, dilations, pads, mask, bias,
-                         scale, n=2) -> tuple[dict[str, np.ndarray], dict]:
-    r = len(in_dims)
-    out_dims = [(l + pads[a] + pads[a + r] - dilations[a] * (k - 1) - 1) // strides[a] + 1
-                for a, (l, k) in enumerate(zip(in_dims, kernel))]
-    taps = dg * int(np.prod(kernel))
-    arrays = {"X": rng.standard_normal((n, c, *in_dims)).astype(np.float32),
-              "W": rng.standard_normal((oc, c // group, *kernel)).astype(np.float32),
-              "offset": (scale * rng.standard_normal((n, taps * r, *out_dims))).astype(np.float32)}
-    if bias:
-        arrays["B"] = rng.standard_normal(oc).astype(np.float32)
-    if mask:
-        if not bias:
-            arrays["B"] = np.zeros(oc, np.float32)  # ONNX's inputs are positional: B precedes mask
-        arrays["mask"] = rng.uniform(-0.5, 1.5, (n, taps, *out_dims)).astype(np.float32)
-    attrs = {"group": group, "offset_group": dg, "kernel_shape": list(kernel), "strides": list(strides),
-             "dilations": list(dilations), "pads": list(pads)}
-    return arrays, attrs
-
-
 @pytest.mark.parametrize("config", ORT_CONFIGS)
 def test_random_2d_vs_onnxruntime(config, tmp_path):
     c, oc, group, dg, h, w, kernel, strides, dilations, pads, mask, bias, scale = config
@@ -109,13 +73,13 @@ def test_random_2d_vs_onnxruntime(config, tmp_path):
     arrays, attrs = random_deform_inputs(rng, c, oc, group, dg, (h, w), kernel, strides, dilations, pads,
                                          mask, bias, scale)
     want = _ort_deform_conv(arrays, attrs)
-    got = run_irgrid(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
+    got = first_output(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
     # Absent ONNX attributes: irgrid1's 1-element defaults stand for ONNX's (strides, dilations 1).
     if strides == (1, 1) and dilations == (1, 1):
         short = {k: v for k, v in attrs.items() if k not in ("strides", "dilations", "kernel_shape")}
-        got_short = run_irgrid(deform_conv_ir(tmp_path / "s.xml", arrays, short), arrays)
+        got_short = first_output(deform_conv_ir(tmp_path / "s.xml", arrays, short), arrays)
         np.testing.assert_array_equal(got_short, got)
 
 
@@ -176,7 +140,7 @@ def test_openvino_deformable_convolution(config, variant, tmp_path, ov_run):
     bilinear_pad = "pad_true" in variant
     path, feed = _ov_deformable(version, config, bilinear_pad, variant.endswith("mask"), tmp_path, scale=2.5)
     (want,) = ov_run(path, list(feed.values()))
-    got = run_irgrid(path, feed)
+    got = first_output(path, feed)
     assert got.shape == want.shape and np.abs(want).max() > 1
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
@@ -187,7 +151,7 @@ def test_openvino_edge_rule_at_the_border(config, tmp_path, ov_run):
     bilinear_interpolation_pad=false rule (clamped second tap) differs from zero padding."""
     path, feed = _ov_deformable("opset8", config, False, True, tmp_path, scale=6.0)
     (want,) = ov_run(path, list(feed.values()))
-    np.testing.assert_allclose(run_irgrid(path, feed), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(first_output(path, feed), want, rtol=1e-4, atol=1e-4)
     padded, _ = _ov_deformable("opset8", config, True, True, tmp_path / "padded", scale=6.0)
     (zero_padded,) = ov_run(padded, list(feed.values()))
     assert np.abs(zero_padded - want).max() > 0.1  # the two rules really differ on these inputs
@@ -207,4 +171,4 @@ def test_openvino_convolution(rank, auto_pad, tmp_path, ov_run):
                             [1] * (rank - 1) + [2], auto_pad)
     path = save_ov(ov.Model([node], [data], "conv"), tmp_path)
     (want,) = ov_run(path, [x])
-    np.testing.assert_allclose(run_irgrid(path, {"data": x}), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(first_output(path, {"data": x}), want, rtol=1e-4, atol=1e-4)

@@ -29,18 +29,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
 
 import irgrid
 from irgrid.builder import IRBuilder
-from oracles import save_ov
+from oracles import gridsample_onnx_model, run_onnx_reference, save_ov
 
 MODES = ("nearest", "linear", "cubic")
 PADDINGS = ("zeros", "border", "reflection")
 OPSET9_MODES = {"nearest": "nearest", "linear": "bilinear", "cubic": "bicubic"}
 TOL = {np.dtype(np.float64): {"rtol": 1e-9, "atol": 1e-12}, np.dtype(np.float32): {"rtol": 1e-5, "atol": 1e-5}}
 ELEMENT_TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.float16): "f16"}
-ONNX_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
 
 
 def _rng(*key) -> np.random.Generator:
@@ -93,16 +91,6 @@ def run_irgrid(tmp_path: Path, x: np.ndarray, grid: np.ndarray, attrs: dict, ver
     return irgrid.compile_model(path, threads=threads)({"X": x, "grid": grid})["Y"]
 
 
-def gridsample_onnx_model(dtype, mode: str, padding: str, align_corners: bool, opset: int = 20):
-    et = ONNX_TYPES[np.dtype(dtype)]
-    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=mode, padding_mode=padding,
-                            align_corners=int(align_corners))
-    graph = helper.make_graph([node], "gs", [helper.make_tensor_value_info("X", et, None),
-                                             helper.make_tensor_value_info("grid", et, None)],
-                              [helper.make_tensor_value_info("Y", et, None)])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
 def run_ort(x, grid, mode, padding, align_corners):
     import onnxruntime as ort
 
@@ -111,13 +99,6 @@ def run_ort(x, grid, mode, padding, align_corners):
     model = gridsample_onnx_model(x.dtype, mode, padding, align_corners, opset=20)
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     return session.run(None, {"X": x, "grid": grid})[0]
-
-
-def run_onnx_reference(x, grid, mode, padding, align_corners):
-    from onnx.reference import ReferenceEvaluator
-
-    model = gridsample_onnx_model(x.dtype, mode, padding, align_corners, opset=22)
-    return ReferenceEvaluator(model).run(None, {"X": x, "grid": grid})[0]
 
 
 def assert_matches(out, expected, dtype, what=""):

@@ -13,7 +13,7 @@ from lxml import etree
 import irgrid
 from irgrid import InputError, LayerAttributeError, ShapeError
 from irgrid.builder import IRBuilder
-from oracles import save_ov
+from oracles import prior_grid_network, save_ov
 
 
 def _chain_model() -> ov.Model:
@@ -95,13 +95,7 @@ def test_check_refuses_the_zero_dims_compile_refuses(case, tmp_path):
 
 def test_check_reports_inference_error_and_mismatch_in_independent_branches(tmp_path):
     """One branch fails inference (prior grid h > feature map), another declares a wrong dim: both."""
-    b = IRBuilder("two")
-    priors = b.const(np.zeros((2, 4), np.float32), "priors")
-    feat = b.parameter("feat", (1, 2, 4, 6))
-    image = b.parameter("image", (1, 3, 40, 60))
-    (grid,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, feat, image],
-                      {"flatten": True, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0}, name="pg")
-    b.result(grid, "rois")
+    b, _, _, image = prior_grid_network("two", np.zeros((2, 4), np.float32), (1, 2, 4, 6), (1, 3, 40, 60))
     (shape,) = b.layer("ShapeOf", "opset3", [image], {"output_type": "i64"}, name="shape")
     b.result(shape, "shape_out")
     path = b.save(tmp_path / "two.xml")
@@ -177,13 +171,8 @@ def test_shapes_reshape_a_static_model(tmp_path, ov_core):
 
 
 def test_shapes_reinference_reaches_a_kernel_layer(tmp_path):
-    b = IRBuilder("dyn_pg")
-    priors = b.const(np.array([[-4, -2, 4, 2]], np.float32), "priors")
-    feat = b.parameter("feat", (1, 8, None, None))
-    image = b.parameter("image", (1, 3, None, None))
-    (grid,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, feat, image],
-                      {"flatten": False, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0}, name="pg")
-    b.result(grid, "rois")
+    b, _, _, _ = prior_grid_network("dyn_pg", np.array([[-4, -2, 4, 2]], np.float32), (1, 8, None, None),
+                                    (1, 3, None, None), flatten=False)
     path = b.save(tmp_path / "dyn_pg.xml")
     assert irgrid.check_model(path, shapes={"feat": (1, 8, 3, 5), "image": (1, 3, 30, 50)}) == []
     compiled = irgrid.compile_model(path, shapes={"feat": (1, 8, 3, 5), "image": (1, 3, 30, 50)})
@@ -345,13 +334,7 @@ def test_two_results_of_one_tensor_are_both_returned(tmp_path, ov_core):
 
 
 def _prior_grid_path(tmp_path):
-    b = IRBuilder("pg")
-    priors = b.parameter("priors", (2, 4))
-    feat = b.parameter("feat", (1, 4, 3, 5))
-    image = b.parameter("image", (1, 3, 30, 50))
-    (grid,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, feat, image],
-                      {"flatten": True, "h": 2, "w": 0, "stride_x": 0.0, "stride_y": 0.0}, name="pg")
-    b.result(grid, "rois")
+    b, _, feat, _ = prior_grid_network("pg", (2, 4), (1, 4, 3, 5), (1, 3, 30, 50), h=2)
     (shape,) = b.layer("ShapeOf", "opset3", [feat], {"output_type": "i32"}, name="fshape")
     b.result(shape, "shape_out")
     return b.save(tmp_path / "pg.xml")

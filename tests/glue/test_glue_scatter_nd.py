@@ -183,7 +183,7 @@ def test_voxelmorph_warp_runs_on_irgrid(route, tmp_path):
     """VoxelMorph's SpatialTransformer through OpenVINO's PyTorch frontend (ScatterNDUpdate-3) and through
     ONNX (ScatterND -> ScatterNDUpdate-15, `irgrid convert`): irgrid's runtime supports every layer and
     matches torch to 1e-5. (torch's dynamo exporter, which needs onnxscript, makes ScatterElementsUpdate-12
-    and GatherND-8 of it: tests/test_glue_gather_nd_scatter_elements.py.)"""
+    and GatherND-8 of it: tests/glue/test_glue_gather_nd_scatter_elements.py.)"""
     torch = pytest.importorskip("torch")
     namespace: dict = {}
     exec(VOXELMORPH, namespace)

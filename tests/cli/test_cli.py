@@ -17,30 +17,10 @@ import pytest
 from lxml import etree
 
 import irgrid
-from irgrid.builder import IRBuilder
-from oracles import save_ov
+from oracles import assert_one_line_error, prior_grid_network, run_cli, save_ov
 
 PRIORS = np.array([[-8.5, -4.5, 8.5, 4.5], [-3.0, -6.0, 3.0, 6.0], [-1.25, -1.25, 1.25, 1.25]], np.float32)
 FEAT_SHAPE, IMAGE_SHAPE = (1, 4, 6, 10), (1, 3, 48, 80)
-
-
-def run_cli(*args, cwd: Path, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ)
-    full_env.pop("IRGRID_NUM_THREADS", None)
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "irgrid", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, env=full_env)
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess, code: int = 2, *fragments: str) -> str:
-    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
-    err = proc.stderr.strip()
-    assert err, "an error must be reported on stderr"
-    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
-    assert len(err.splitlines()) == 1, proc.stderr
-    for fragment in fragments:
-        assert fragment in err, err
-    return err
 
 
 @pytest.fixture
@@ -53,13 +33,7 @@ def work(tmp_path) -> Path:
 @pytest.fixture
 def prior_grid_model(work) -> Path:
     """priors (Parameter) + feat + image -> prior grid (h=4 of 6 rows) and ShapeOf(image)."""
-    b = IRBuilder("pg")
-    priors = b.parameter("priors", PRIORS.shape)
-    feat = b.parameter("feat", FEAT_SHAPE)
-    image = b.parameter("image", IMAGE_SHAPE)
-    (grid,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, feat, image],
-                      {"flatten": True, "h": 4, "w": 0, "stride_x": 0.0, "stride_y": 0.0}, name="pg")
-    b.result(grid, "rois")
+    b, priors, _, _ = prior_grid_network("pg", PRIORS.shape, FEAT_SHAPE, IMAGE_SHAPE, h=4)
     (scale,) = b.layer("Multiply", "opset1", [priors, b.const(np.float32(2.0))], {"auto_broadcast": "numpy"},
                        name="scaled")
     b.result(scale, "scaled_out")

@@ -6,11 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+from oracles import SAMPLES
 
 
 def _run(tmp_path, script: str, *args: str) -> list[str]:

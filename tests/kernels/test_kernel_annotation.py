@@ -3,11 +3,12 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-KERNELS = Path(__file__).resolve().parents[1] / "kernels/cython"
+from oracles import ROOT
+
+KERNELS = ROOT / "kernels/cython"
 
 
 def _nogil_function_lines(source: str) -> set[int]:

@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from irgrid import pictures
-from test_cli import assert_one_line_error, run_cli
+from oracles import ROOT, assert_one_line_error, run_cli
 
 Image = pytest.importorskip("PIL.Image")
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLES, DOCS = ROOT / "samples", ROOT / "docs" / "images"
 RED, DOWN = (255, 0, 0), (126, 255, 0)  # hue 0 and 90 degrees at full value, through Pillow's HSV
 

@@ -20,7 +20,7 @@ import irgrid
 from irgrid.builder import IRBuilder
 from irgrid.errors import InputError
 from irgrid.ops.grid_sample import sample_plan
-from test_fusion import build_pair
+from oracles import build_pair, unaligned_out
 
 OPSET9 = {"nearest": "nearest", "linear": "bilinear", "cubic": "bicubic"}
 
@@ -73,15 +73,6 @@ def _inputs(x_shape, grid_shape, dtype, grid_layout="nhwc", key=()):
     if grid_layout == "nchw":
         grid = np.moveaxis(grid, -1, 1)
     return {"X": rng.standard_normal(x_shape).astype(dtype), "grid": np.ascontiguousarray(grid, dtype)}
-
-
-def unaligned_out(shape, dtype) -> np.ndarray:
-    """An empty C-contiguous array of `shape` that starts 16 bytes past a 64-byte line (where numpy's
-    large arrays often start): kernels write it with regular stores."""
-    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    raw = np.empty(size + 80, np.uint8)
-    start = -raw.ctypes.data % 64 + 16
-    return raw[start:start + size].view(dtype).reshape(shape)
 
 
 def _steps_prepared(compiled) -> list[bool]:

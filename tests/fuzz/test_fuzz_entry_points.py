@@ -11,7 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+from oracles import SAMPLES
+
 ADDRESS_SPACE = 4 << 30
 
 _CHILD = textwrap.dedent("""

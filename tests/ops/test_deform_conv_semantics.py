@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import irgrid
-from irgrid.ops import deform_conv
-from irgrid.ops.deform_conv import Geometry, convolve
-from test_deform_conv_oracles import deform_conv_ir, random_deform_inputs, run_irgrid
+from irgrid.ops import im2col
+from irgrid.ops.im2col import Geometry, convolve
+from oracles import deform_conv_ir, first_output, random_deform_inputs
 
 
 def reference(x, w, offset, mask=None, bias=None, strides=None, dilations=None, pads=None, group=1,
@@ -76,10 +76,10 @@ def test_nd_vs_direct_loops(config, tmp_path):
     want = reference(arrays["X"], arrays["W"], arrays["offset"], arrays.get("mask"), arrays.get("B"),
                      strides=list(strides), dilations=list(dilations), pads=list(pads),
                      group=group, offset_group=dg)
-    got = run_irgrid(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
+    got = first_output(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     wide = {k: v.astype(np.float64) for k, v in arrays.items()}
-    got64 = run_irgrid(deform_conv_ir(tmp_path / "d.xml", wide, attrs, "f64"), wide)
+    got64 = first_output(deform_conv_ir(tmp_path / "d.xml", wide, attrs, "f64"), wide)
     assert got64.dtype == np.float64
     np.testing.assert_allclose(got64, want, rtol=1e-12, atol=1e-12)
 
@@ -100,8 +100,8 @@ def test_depth_one_kernel_equals_2d_slices(tmp_path):
     arrays3 = {"X": x3, "W": w3, "offset": np.ascontiguousarray(off3), "B": arrays2["B"],
                "mask": np.ascontiguousarray(mask3)}
     attrs3 = dict(attrs2, kernel_shape=[1, 3, 3], strides=[1, 1, 2], dilations=[1, 2, 1], pads=[0, 1, 0, 0, 2, 1])
-    got3 = run_irgrid(deform_conv_ir(tmp_path / "m3.xml", arrays3, attrs3), arrays3)
-    got2 = run_irgrid(deform_conv_ir(tmp_path / "m2.xml", arrays2, attrs2), arrays2)
+    got3 = first_output(deform_conv_ir(tmp_path / "m3.xml", arrays3, attrs3), arrays3)
+    got2 = first_output(deform_conv_ir(tmp_path / "m2.xml", arrays2, attrs2), arrays2)
     np.testing.assert_allclose(got3[0], np.moveaxis(got2, 0, 1), rtol=1e-6, atol=1e-6)
 
 
@@ -128,7 +128,7 @@ def test_zero_offsets_and_unit_mask_are_a_plain_convolution(dims, kernel, tmp_pa
                                          scale=0.0, n=2)
     arrays["mask"][...] = 1
     want = _einsum_convolution(arrays["X"], arrays["W"], strides, dilations, pads)
-    np.testing.assert_allclose(run_irgrid(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays), want,
+    np.testing.assert_allclose(first_output(deform_conv_ir(tmp_path / "m.xml", arrays, attrs), arrays), want,
                                rtol=1e-5, atol=1e-5)
 
 
@@ -136,7 +136,7 @@ def test_zero_offsets_and_unit_mask_are_a_plain_convolution(dims, kernel, tmp_pa
 def orientation(request, monkeypatch):
     """Each test runs with both GEMM orientations (the small cases here would all take columns
     times filters transposed)."""
-    monkeypatch.setattr(deform_conv, "FILTERS_FIRST", 1 if request.param == "filters_first" else 1 << 30)
+    monkeypatch.setattr(im2col, "FILTERS_FIRST", 1 if request.param == "filters_first" else 1 << 30)
     return request.param
 
 
@@ -150,7 +150,7 @@ def _threads_case():
 def test_one_and_two_threads_bitwise_identical(tmp_path, orientation):
     arrays, attrs = _threads_case()
     path = deform_conv_ir(tmp_path / "m.xml", arrays, attrs)
-    one, two = run_irgrid(path, arrays, threads=1), run_irgrid(path, arrays, threads=2)
+    one, two = first_output(path, arrays, threads=1), first_output(path, arrays, threads=2)
     assert np.array_equal(one, two)
 
 
@@ -162,7 +162,7 @@ def test_tiling_gives_the_same_result(monkeypatch, orientation):
     kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=2, offset_groups=4)
     whole = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
     # 37 points per tile: per point 16 * 9 column values and the GEMM block's 8 / 2
-    monkeypatch.setattr(deform_conv, "TILE_BYTES", (16 * 9 + 4) * 4 * 37)
+    monkeypatch.setattr(im2col, "TILE_BYTES", (16 * 9 + 4) * 4 * 37)
     np.testing.assert_allclose(convolve(arrays["X"], arrays["W"], geometry, **kwargs), whole, rtol=1e-5, atol=1e-5)
 
 
@@ -178,8 +178,8 @@ def test_streaming_column_stores_change_nothing(dims, kernel, group, monkeypatch
     kwargs = dict(offsets=arrays["offset"], mask=arrays["mask"], bias=arrays["B"], group=group, offset_groups=2,
                   threads=2)
     plain = convolve(arrays["X"], arrays["W"], geometry, **kwargs)
-    monkeypatch.setattr(deform_conv, "STREAM_BYTES", 0)
-    monkeypatch.setattr(deform_conv, "STREAM_MIN_CHANNELS", 1)
+    monkeypatch.setattr(im2col, "STREAM_BYTES", 0)
+    monkeypatch.setattr(im2col, "STREAM_MIN_CHANNELS", 1)
     assert np.array_equal(convolve(arrays["X"], arrays["W"], geometry, **kwargs), plain)
     want = reference(arrays["X"], arrays["W"], arrays["offset"], arrays["mask"], arrays["B"], pads=[1] * (2 * r),
                      group=group, offset_group=2)
@@ -237,7 +237,7 @@ def test_half_precision_types_compute_in_f32(tmp_path):
     arrays, attrs = random_deform_inputs(rng, 4, 4, 1, 1, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1),
                                          True, True, scale=1.0, n=1)
     half = {k: v.astype(np.float16) for k, v in arrays.items()}
-    got = run_irgrid(deform_conv_ir(tmp_path / "h.xml", half, attrs, "f16"), half)
+    got = first_output(deform_conv_ir(tmp_path / "h.xml", half, attrs, "f16"), half)
     assert got.dtype == np.float16
     want = reference(*(half[k].astype(np.float64) for k in ("X", "W", "offset", "mask", "B")), pads=[1, 1, 1, 1])
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-2)

@@ -22,7 +22,7 @@ from lxml import etree
 import irgrid
 from irgrid import (LayerAttributeError, ParseError, ShapeError, UnsupportedLayerError, WeightsError)
 from irgrid.builder import IRBuilder
-from oracles import save_ov
+from oracles import prior_grid_network, save_ov
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
@@ -339,14 +339,7 @@ def test_bad_auto_broadcast(base):
 
 
 def _prior_grid_ir(tmp_path: Path, **attrs) -> Path:
-    b = IRBuilder("pg")
-    priors = b.const(np.zeros((2, 4), np.float32), "priors")
-    feat = b.parameter("feat", (1, 4, 3, 5))
-    image = b.parameter("image", (1, 3, 30, 50))
-    base_attrs = {"flatten": True, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0}
-    (y,) = b.layer("ExperimentalDetectronPriorGridGenerator", "opset6", [priors, feat, image], base_attrs,
-                   name="pg")
-    b.result(y, "rois")
+    b, _, _, _ = prior_grid_network("pg", np.zeros((2, 4), np.float32), (1, 4, 3, 5), (1, 3, 30, 50))
     path = b.save(tmp_path / "pg.xml")
     irgrid.read_model(path)  # valid before the edit
 
