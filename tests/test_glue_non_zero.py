@@ -124,3 +124,30 @@ def test_boolean_mask_assignment_from_the_dynamo_exporter(tmp_path):
     for m in (mask, torch.zeros(2, 3, 9, 11), torch.ones(2, 3, 9, 11), torch.rand(2, 3, 9, 11)):
         (got,) = compiled([m.numpy()]).values()
         np.testing.assert_array_equal(got, module(m).numpy())
+
+
+def test_mask_assignment_against_openvino_without_sorting(tmp_path, ov_run, monkeypatch):
+    """x[x < 0.5] = 0 as the ONNX frontend builds it (NonZero -> Transpose -> ScatterNDUpdate): NonZero's
+    index tuples ascend, so ScatterNDUpdate assigns them without np.unique's sort (the last-update
+    rule cannot matter without repeats); the values exactly OpenVINO's."""
+    from irgrid.ops.glue import scatter_nd
+
+    x = ops.parameter([2, 3, 4, 5], np.float32, name="x")
+    indices = ops.transpose(o3.non_zero(ops.less(x, ops.constant(np.float32(0.5))), "i64"),
+                            ops.constant(np.array([1, 0], np.int64)))
+    zeros = ops.broadcast(ops.constant(np.float32(0)), ops.gather(ops.shape_of(indices), ops.constant([0]),
+                                                                  ops.constant(0)))
+    y = ops.scatter_nd_update(x, indices, zeros)
+    path = save_ov(ov.Model([ops.result(named(y, "y"))], [x], "mask"), tmp_path)
+    compiled = irgrid.compile_model(path)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("sorted")
+    for seed in range(3):
+        value = rng(seed).random((2, 3, 4, 5)).astype(np.float32)
+        with monkeypatch.context() as patch:
+            patch.setattr(scatter_nd.np, "unique", refuse)
+            (got,) = compiled({"x": value}).values()
+        (expected,) = ov_run(str(path), [value])
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(got, np.where(value < 0.5, 0, value))

@@ -80,7 +80,9 @@ def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
     target = out.reshape(_rows(data.shape, depth))  # a view: out is C-contiguous
     values = updates.reshape((len(flat),) + data.shape[depth:])
     reduction = attrs.get("reduction", "none")
-    if reduction == "none":
+    if reduction == "none" and (len(flat) < 2 or bool(np.all(flat[1:] > flat[:-1]))):
+        target[flat] = values  # ascending positions repeat none (NonZero's, a mask assignment's): no sort
+    elif reduction == "none":
         last = _last_updates(flat)
         target[flat[last]] = values[last]
     elif data.dtype == np.float16:  # reduced in f32 and rounded once, as OpenVINO computes f16
