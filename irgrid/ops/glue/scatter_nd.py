@@ -191,4 +191,5 @@ register(OpSpec(type="ScatterNDUpdate", versions=("opset4",), inputs=(3, 3), att
                 infer=_infer, run=_run, prepare=_prepare, summary="Replace elements or slices at N-D indices."))
 register(OpSpec(type="ScatterNDUpdate", versions=("opset15",), inputs=(3, 3),
                 attrs=(Attr("reduction", "str", "none", choices=("none", *_REDUCTIONS)),),
-                infer=_infer, run=_run, prepare=_prepare, summary="ScatterNDUpdate with a reduction (sum, sub, prod, min, max)."))
+                infer=_infer, run=_run, prepare=_prepare,
+                summary="ScatterNDUpdate with a reduction (sum, sub, prod, min, max)."))
