@@ -17,6 +17,15 @@ OpenVINO model (reordering its data in and out) and the layers between them in n
 Models that build a grid and sample it (the flow_warp, volume_warp and spatial_transformer samples)
 ran about as fast on irgrid's runtime (0.7-1.2x), which gives them its checks, f64 and thread-count
 independent bits.
+
+Models with layers of data-dependent output shape (`DATA_DEPENDENT_LAYERS`: NonZero, what torch's dynamo
+exporter makes of boolean-mask assignment `mask[mask < 0.9999] = 0`) also go to OpenVINO: the millions
+of index tuples they produce flow through NonZero, a Transpose and ScatterNDUpdate, which numpy moves
+far slower than OpenVINO's CPU plugin. PWC-Net's backward warp with its occlusion mask, 4x3x436x1024,
+dynamo export, 2 threads on a shared machine (runs interleaved): irgrid's runtime 2204 ms against
+OpenVINO's 893 (benchmarks/README.md, "auto on the glue-heavy blocks"). The other exports of that
+block (slice and mask assignments as ScatterNDUpdate with constant indices, or Select) and the spatial
+transformers stay on irgrid's runtime, as fast or faster there.
 """
 from __future__ import annotations
 
@@ -35,6 +44,8 @@ from .shapes import name_single_input
 DEVICES = ("auto", "irgrid", "openvino")
 # The layers of convolutional networks: a model holding any runs faster on OpenVINO (module docstring).
 CNN_LAYERS = ("Convolution", "GroupConvolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool")
+# Layers whose output shape depends on the values: a model holding any runs faster on OpenVINO (as above).
+DATA_DEPENDENT_LAYERS = ("NonZero",)
 
 
 def open_model(path: str | os.PathLike, device: str = "auto",
@@ -63,14 +74,15 @@ def open_model(path: str | os.PathLike, device: str = "auto",
     if blocking:
         bind_layer(blocking[0].layer)  # raises that problem as its own error type
     network = sorted({layer.type for layer in model.layers.values() if layer.type in CNN_LAYERS})
+    dependent = sorted({layer.type for layer in model.layers.values() if layer.type in DATA_DEPENDENT_LAYERS})
     why = "supports every layer"
-    if not problems and device == "auto" and network:
+    if not problems and device == "auto" and (network or dependent):
+        kind, layers = ("a convolutional network", network) if network else ("data-dependent shapes", dependent)
         kept = _kept_from_openvino(model)
         if kept is None:
             return _openvino(path, shapes, threads, profile), \
-                f"openvino (CPU plugin, irgrid extension): a convolutional network ({', '.join(network)}), " \
-                "which OpenVINO runs faster"
-        why += f"; a convolutional network kept from OpenVINO: {kept}"
+                f"openvino (CPU plugin, irgrid extension): {kind} ({', '.join(layers)}), which OpenVINO runs faster"
+        why += f"; {kind} kept from OpenVINO: {kept}"
     if not problems:
         shapes = name_single_input(shapes or {}, [p.name for p in model.parameters]) or None
         try:

@@ -66,7 +66,10 @@ def checked_indices(indices: np.ndarray, sizes: np.ndarray | int, dim: Callable[
     values = indices
     if values.dtype == np.uint64:  # values past the int64 range stay out of range
         values = np.minimum(values, np.uint64(np.iinfo(np.int64).max))
-    values = values.astype(np.int64)
+    values = values.astype(np.int64, copy=False)
+    if values.size and values.min() >= 0:  # the usual case: two reads, no copy (callers never write to it)
+        if np.all(values.max(axis=tuple(range(values.ndim - np.ndim(sizes)))) < sizes):
+            return values
     values = np.where(values < 0, values + sizes, values)
     bad = (values < 0) | (values >= sizes)
     if bad.any():

@@ -1,0 +1,151 @@
+"""Glue-heavy blocks of real architectures (issue 41), each exported the ways users export them and
+timed on irgrid's runtime, OpenVINO with irgrid's extension, what `auto` picks, and torch eager.
+
+    python benchmarks/glue_blocks.py [--small] [--runs 7] [--threads 2] [block/route ...]
+
+Blocks: `pwc` (PWC-Net's backward warp with its occlusion mask, 4x3x436x1024), `voxelmorph`
+(VoxelMorph's SpatialTransformer, 1x1x80x96x112), `stn3d` (F.affine_grid + F.grid_sample on
+8x1x32x64x64). Routes: `cm` (ov.convert_model with irgrid's conversion extensions), `ts`
+(torch.onnx.export(dynamo=False) then `irgrid convert`), `dyn` (torch.onnx.export, the dynamo exporter,
+needs onnxscript, then `irgrid convert`). The runtimes are called in turn within each round (interleaved,
+so a shared machine's load falls on all alike); medians over the rounds, in ms. Needs torch.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _modules():
+    import torch
+    import torch.nn.functional as F
+
+    class PWCWarp(torch.nn.Module):  # PWC-Net's backward warp, as published (align_corners as torch < 1.3)
+        def forward(self, x, flo):
+            B, C, H, W = x.size()
+            xx = torch.arange(0, W).view(1, -1).repeat(H, 1)
+            yy = torch.arange(0, H).view(-1, 1).repeat(1, W)
+            xx = xx.view(1, 1, H, W).repeat(B, 1, 1, 1)
+            yy = yy.view(1, 1, H, W).repeat(B, 1, 1, 1)
+            grid = torch.cat((xx, yy), 1).float()
+            vgrid = grid + flo
+            vgrid[:, 0, :, :] = 2.0 * vgrid[:, 0, :, :].clone() / max(W - 1, 1) - 1.0
+            vgrid[:, 1, :, :] = 2.0 * vgrid[:, 1, :, :].clone() / max(H - 1, 1) - 1.0
+            vgrid = vgrid.permute(0, 2, 3, 1)
+            output = F.grid_sample(x, vgrid, align_corners=True)
+            mask = torch.ones(x.size())
+            mask = F.grid_sample(mask, vgrid, align_corners=True)
+            mask[mask < 0.9999] = 0
+            mask[mask > 0] = 1
+            return output * mask
+
+    class SpatialTransformer(torch.nn.Module):  # voxelmorph/torch/layers.py's
+        def __init__(self, size):
+            super().__init__()
+            grids = torch.meshgrid([torch.arange(0, s) for s in size], indexing="ij")
+            self.register_buffer("grid", torch.stack(grids).unsqueeze(0).float(), persistent=False)
+
+        def forward(self, src, flow):
+            new_locs = self.grid + flow
+            shape = flow.shape[2:]
+            for i in range(len(shape)):
+                new_locs[:, i, ...] = 2 * (new_locs[:, i, ...] / (shape[i] - 1) - 0.5)
+            new_locs = new_locs.permute(0, 2, 3, 4, 1)[..., [2, 1, 0]]
+            return F.grid_sample(src, new_locs, align_corners=True)
+
+    class AffineTransformer(torch.nn.Module):
+        def forward(self, x, theta):
+            return F.grid_sample(x, F.affine_grid(theta, list(x.shape), align_corners=False), align_corners=False)
+
+    return PWCWarp, SpatialTransformer, AffineTransformer
+
+
+def _block(name: str, small: bool):
+    """(module, example inputs) of a block."""
+    import torch
+
+    PWCWarp, SpatialTransformer, AffineTransformer = _modules()
+    generator = torch.Generator().manual_seed(0)
+    if name == "pwc":
+        shape = (1, 3, 44, 64) if small else (4, 3, 436, 1024)
+        flow = torch.randn((shape[0], 2, *shape[2:]), generator=generator) * 5
+        return PWCWarp(), (torch.rand(shape, generator=generator), flow)
+    if name == "voxelmorph":
+        size = (16, 20, 24) if small else (80, 96, 112)
+        return SpatialTransformer(size), (torch.rand((1, 1, *size), generator=generator),
+                                          torch.randn((1, 3, *size), generator=generator) * 3)
+    shape = (2, 1, 8, 16, 16) if small else (8, 1, 32, 64, 64)
+    theta = torch.eye(3, 4).expand(shape[0], 3, 4) + torch.randn((shape[0], 3, 4), generator=generator) / 10
+    return AffineTransformer(), (torch.rand(shape, generator=generator), theta)
+
+
+def _export(module, inputs, route: str, directory: Path) -> Path:
+    import torch
+
+    xml = directory / f"{route}.xml"
+    names = [f"input{i}" for i in range(len(inputs))]
+    if route == "cm":
+        import openvino as ov
+
+        import irgrid.openvino as iov
+
+        model = ov.convert_model(module, example_input=inputs, extension=iov.conversion_extensions())
+        ov.save_model(model, str(xml), compress_to_fp16=False)
+        return xml
+    onnx = directory / f"{route}.onnx"
+    torch.onnx.export(module, inputs, str(onnx), dynamo=route == "dyn", input_names=names, output_names=["y"],
+                      **({} if route == "dyn" else {"opset_version": 17}))
+    subprocess.run([sys.executable, "-m", "irgrid", "convert", str(onnx), "-o", str(xml)], check=True,
+                   capture_output=True)
+    return xml
+
+
+def main() -> None:
+    import torch
+
+    from irgrid.devices import open_model
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cases", nargs="*", default=["pwc/cm", "pwc/ts", "pwc/dyn", "voxelmorph/cm", "stn3d/dyn"])
+    parser.add_argument("--small", action="store_true", help="small shapes, a smoke run")
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print("| block/route | irgrid | openvino | torch eager | auto picks |\n|---|---|---|---|---|")
+    for case in args.cases:
+        name, route = case.split("/")
+        module, inputs = _block(name, args.small)
+        module.eval()
+        with tempfile.TemporaryDirectory() as directory:
+            xml = _export(module, inputs, route, Path(directory))
+            feeds = [t.numpy() for t in inputs]
+            runs = {}
+            for device in ("irgrid", "openvino"):
+                model, _ = open_model(xml, device, threads=args.threads)
+                runs[device] = lambda model=model: model(feeds)
+            _, why = open_model(xml, "auto", threads=args.threads)
+
+            def eager():
+                with torch.no_grad():
+                    module(*inputs)
+            runs["torch"] = eager
+            times: dict[str, list[float]] = {key: [] for key in runs}
+            for round_ in range(args.runs + 2):  # two warm-up rounds (irgrid specialises its plan on call 2)
+                for key, run in runs.items():
+                    start = time.perf_counter()
+                    run()
+                    if round_ >= 2:
+                        times[key].append(time.perf_counter() - start)
+        ms = {key: f"{1e3 * np.median(values):.1f}" for key, values in times.items()}
+        print(f"| {case} | {ms['irgrid']} | {ms['openvino']} | {ms['torch']} | {why.split(' (')[0]} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
