@@ -456,3 +456,25 @@ def test_streams_and_async_requests_give_identical_bits(tmp_path):
             queue.start_async([x, g])
         queue.wait_all()
         assert len(mismatches) == 200 and not any(mismatches)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_as_openvino_grid_sample_9(tmp_path, mode, padding):
+    """4-D data on finite random grids: OpenVINO's own GridSample-9 (its CPU plugin at f32) as the oracle,
+    rtol 1e-5, atol 2e-5 (both compute in f32, in different orders)."""
+    rng = np.random.default_rng(abs(hash(("gs9", mode, padding))) % 2**32)
+    for align in (False, True):
+        x = rng.standard_normal((2, 5, 9, 11)).astype(np.float32)
+        g = rng.uniform(-1.2, 1.2, (2, 7, 6, 2)).astype(np.float32)
+        path = _grid_sample_ir(tmp_path, x.shape, g.shape, mode, padding, align)
+        got = _compile(native_core(), path)([x, g])[0]
+        b = IRBuilder("gs9")
+        xp, gp = b.parameter("x", x.shape), b.parameter("g", g.shape)
+        spelling = {"linear": "bilinear", "cubic": "bicubic", "nearest": "nearest"}[mode]
+        (y,) = b.layer("GridSample", "opset9", [xp, gp], {"mode": spelling, "padding_mode": padding,
+                                                        "align_corners": align})
+        b.result(y)
+        b.save(tmp_path / "gs9.xml")
+        want = ov.Core().compile_model(str(tmp_path / "gs9.xml"), "CPU", F32)([x, g])[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-5, err_msg=f"align_corners={align}")
