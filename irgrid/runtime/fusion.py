@@ -4,8 +4,8 @@ A spatial transformer computes grid = AffineGrid(theta, size), then GridSample(X
 (N, H, W, 2) is as large as a channel plane of the output, written once and read once. When an
 AffineGrid's only consumers are GridSamples (opset9 or irgrid1, at their grid input), each GridSample
 runs the kernel's `SamplePlan` with the AffineGrid's theta instead, which computes each point's
-coordinates from theta on the fly (affine.pxd's `affine_points`, the function AffineGrid's own
-kernel calls) and then takes the same taps. The result is bitwise that of the unfused pair.
+coordinates from theta on the fly (kernels/core/affine.h's `irgrid_affine_points`, the function
+AffineGrid's own kernel calls) and then takes the same taps. The result is bitwise that of the unfused pair.
 
 Fused only where bitwise holds without further thought: theta and the sampled data both f32 or both
 f64 (an f16 or bf16 grid would be rounded between the two layers). Not fused: an AffineGrid whose

@@ -182,29 +182,28 @@ IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_rows)(const char* bytes, int (*
         }
 }
 
-/* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
-   software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
-   zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin), and each
-   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows). A planar
-   output of at least IRGRID_STREAM_MIN_BYTES whose channel planes start on 64-byte lines (a
-   SamplePlan's fresh output does) is written a pair of blocks at a time, one whole line per channel,
-   with non-temporal stores; then the same values as regular stores. With zeros padding a point one of
-   whose dims keeps no tap (irgrid_cubic_window's zero window) is 0 without its 80 FMAs: about a
-   tenth of a uniform grid in [-1.1, 1.1]'s points, 0.97x the time on it at one thread. */
-static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
-        irgrid_index channels, irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align,
-        irgrid_index* fallback) {
-    const irgrid_index pitch = dims[2] + 3, pitches[3] = {(dims[1] + 3) * pitch, pitch, 1};
-    const irgrid_index pixel = LANES * (irgrid_index)sizeof(FT), plane_bytes = pitches[0] * pixel;
+/* The separable cubic run of rank R (2 or 3, a constant where it is inlined) over its row scratch
+   (irgrid_interleave_rows' for 3-D, dims D, H, W; irgrid_interleave_plane2d's for 2-D, dims H, W):
+   irgrid_interleaved_run's software pipeline, a point's taps from irgrid_cubic_block, each row's 4
+   taps summed with the x weights and a plane's 4 rows with the y weights (irgrid_plane_sum), in 3-D
+   the 4 planes with the z weights. The 2-D and 3-D runs below are this one function, so their sums
+   are the same operations in the same order as before they were folded. */
+IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_cubic_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, int by_point, const int R, const irgrid_index* dims,
+        int padding, int align, irgrid_index* fallback) {
+    const irgrid_index pitch = dims[R - 1] + 3, pixel = LANES * (irgrid_index)sizeof(FT);
+    const irgrid_index pitches[3] = {R == 3 ? (dims[1] + 3) * pitch : pitch, R == 3 ? pitch : 1, 1};
+    const irgrid_index plane_bytes = pitches[0] * pixel;  /* 3-D: a plane; 2-D: a row */
     const int no_taps = (int)((dims[0] + 3) * plane_bytes);  /* irgrid_cubic_window's zero window */
-    int pix[2][3][4][LANES], j, lane, next, cur = 0;  /* two blocks' taps: this one, the next; dims z, y, x */
+    int pix[2][3][4][LANES], j, lane, next, cur = 0;  /* two blocks' taps: this one, the next; dims (z,) y, x */
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask, pending[LANES];
-    const int stream = !by_point && IRGRID_STREAMS(y, y_cstride, channels, FT);
+    const int stream = R == 3 && !by_point && IRGRID_STREAMS(y, y_cstride, channels, FT);
     irgrid_index p, m, c, nf = 0, ox[4], oy[4];
     const char* planes[4];
-    /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel (0, 0, 0) */
-    const char* bytes = (const char*)s + (padding == 0 ? 0 : 3 * (pitches[0] + pitch + 1) * pixel);
+    /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel
+       (0, 0(, 0)) */
+    const char* bytes = (const char*)s + (padding == 0 ? 0 : 3 * (R == 3 ? pitches[0] + pitch + 1 : pitch + 1) * pixel);
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
     for (j = 0; j < 4; j++) {  /* zeros padding: the rows and pixels of a point's taps */
@@ -212,15 +211,15 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g
         ox[j] = j * pixel;
     }
     if (n > 0)
-        SFX(irgrid_cubic_block)(g, 0, n < LANES ? n : LANES, 3, dims, pitches, padding, align, pix[0], wt[0],
+        SFX(irgrid_cubic_block)(g, 0, n < LANES ? n : LANES, R, dims, pitches, padding, align, pix[0], wt[0],
                                 fallback, &nf);
     for (p = 0; p < n; p += LANES, cur ^= 1) {
         m = n - p < LANES ? n - p : LANES;
         if (p + LANES < n) {
             next = n - p - LANES < LANES ? (int)(n - p - LANES) : LANES;
-            SFX(irgrid_cubic_block)(g, p + LANES, next, 3, dims, pitches, padding, align, pix[cur ^ 1], wt[cur ^ 1],
+            SFX(irgrid_cubic_block)(g, p + LANES, next, R, dims, pitches, padding, align, pix[cur ^ 1], wt[cur ^ 1],
                                     fallback, &nf);
-            if (by_point)
+            if (R == 3 && by_point)
                 SFX(irgrid_prefetch_last_rows)(bytes, pix[cur ^ 1], next, padding, plane_bytes, pitch * pixel);
         }
         for (lane = 0; lane < LANES; lane++) {
@@ -229,15 +228,22 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g
                 continue;
             }
             for (j = 0; j < 4; j++) {
-                if (padding == 0) {
+                if (R == 3 && padding == 0) {
                     planes[j] = bytes + pix[cur][0][0][lane] + j * plane_bytes;
-                } else {
+                } else if (R == 3) {
                     planes[j] = bytes + pix[cur][0][j][lane];
                     oy[j] = pix[cur][1][j][lane];
                     ox[j] = pix[cur][2][j][lane];
+                } else if (padding != 0) {
+                    oy[j] = pix[cur][0][j][lane];
+                    ox[j] = pix[cur][1][j][lane];
                 }
-                wy[j] = SET1(wt[cur][1][j][lane]);
-                wx[j] = SET1(wt[cur][2][j][lane]);
+                wy[j] = SET1(wt[cur][R - 2][j][lane]);
+                wx[j] = SET1(wt[cur][R - 1][j][lane]);
+            }
+            if (R == 2) {
+                acc[lane] = SFX(irgrid_plane_sum)(padding == 0 ? bytes + pix[cur][0][0][lane] : bytes, oy, wy, ox, wx);
+                continue;
             }
             acc[lane] = MUL(SET1(wt[cur][0][0][lane]), SFX(irgrid_plane_sum)(planes[0], oy, wy, ox, wx));
             for (j = 1; j < 4; j++)
@@ -265,6 +271,21 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g
     if (stream)
         _mm_sfence();
     return nf;
+}
+
+/* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
+   software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
+   zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin), and each
+   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows). A planar
+   output of at least IRGRID_STREAM_MIN_BYTES whose channel planes start on 64-byte lines (a
+   SamplePlan's fresh output does) is written a pair of blocks at a time, one whole line per channel,
+   with non-temporal stores; then the same values as regular stores. With zeros padding a point one of
+   whose dims keeps no tap (irgrid_cubic_window's zero window) is 0 without its 80 FMAs: about a
+   tenth of a uniform grid in [-1.1, 1.1]'s points, 0.97x the time on it at one thread. */
+static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) {
+    return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, by_point, 3, dims, padding, align, fallback);
 }
 
 /* The 2-D row scratch of a group (dims H, W; (H + 7) * (W + 3) pixels): its H rows of W pixels, each
@@ -296,47 +317,5 @@ static IRGRID_AVX2 void SFX(irgrid_interleave_plane2d)(const FT* x, irgrid_index
 static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic2d_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
         irgrid_index* fallback) {
-    const irgrid_index pitch = dims[1] + 3, pitches[2] = {pitch, 1}, pixel = LANES * (irgrid_index)sizeof(FT);
-    const int no_taps = (int)((dims[0] + 3) * pitch * pixel);  /* irgrid_cubic_window's zero window */
-    int pix[2][2][4][LANES], j, lane, cur = 0;  /* two blocks' taps: this one, the next; dims y, x */
-    FT wt[2][2][4][LANES], lanes[LANES];
-    VF acc[LANES], wx[4], wy[4], store_mask;
-    irgrid_index p, m, c, nf = 0, ox[4], oy[4];
-    const char* row;
-    /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel (0, 0) */
-    const char* bytes = (const char*)s + (padding == 0 ? 0 : 3 * (pitch + 1) * pixel);
-    for (lane = 0; lane < LANES; lane++)
-        lanes[lane] = (FT)lane;
-    for (j = 0; j < 4; j++) {  /* zeros padding: the rows and pixels of a point's taps */
-        oy[j] = j * pitch * pixel;
-        ox[j] = j * pixel;
-    }
-    if (n > 0)
-        SFX(irgrid_cubic_block)(g, 0, n < LANES ? n : LANES, 2, dims, pitches, padding, align, pix[0], wt[0],
-                                fallback, &nf);
-    for (p = 0; p < n; p += LANES, cur ^= 1) {
-        m = n - p < LANES ? n - p : LANES;
-        if (p + LANES < n)
-            SFX(irgrid_cubic_block)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, 2, dims, pitches,
-                                    padding, align, pix[cur ^ 1], wt[cur ^ 1], fallback, &nf);
-        for (lane = 0; lane < LANES; lane++) {
-            if (padding == 0 && pix[cur][0][0][lane] == no_taps) {
-                acc[lane] = ZERO();
-                continue;
-            }
-            row = padding == 0 ? bytes + pix[cur][0][0][lane] : bytes;
-            for (j = 0; j < 4; j++) {
-                if (padding != 0) {
-                    oy[j] = pix[cur][0][j][lane];
-                    ox[j] = pix[cur][1][j][lane];
-                }
-                wy[j] = SET1(wt[cur][0][j][lane]);
-                wx[j] = SET1(wt[cur][1][j][lane]);
-            }
-            acc[lane] = SFX(irgrid_plane_sum)(row, oy, wy, ox, wx);
-        }
-        TRANSPOSE(acc);
-        IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c);
-    }
-    return nf;
+    return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, 0, 2, dims, padding, align, fallback);
 }

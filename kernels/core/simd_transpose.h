@@ -1,5 +1,5 @@
 /* In-register transposes for the AVX2 kernels (GridSample's interleaved path, DeformConv's
-   transpose): r[i][j] <-> r[j][i] for 8 x 8 f32 and 4 x 4 f64. Included by simd_gather.h and
+   transpose): r[i][j] <-> r[j][i] for 8 x 8 f32 and 4 x 4 f64. Included by simd.h and
    deform_columns.pyx, on x86-64 with GCC or Clang only. */
 #ifndef IRGRID_SIMD_TRANSPOSE_H
 #define IRGRID_SIMD_TRANSPOSE_H
