@@ -3,7 +3,8 @@
 - layers/<Type>-<version>.xml/.bin: one minimal IR per (type, version) irgrid's registry supports, found by
   a seeded search over small input shapes, element types, constant inputs and attribute values: the first
   combination the operator's shape inference and run accept, and irgrid's runtime compiles and runs;
-- saved/*.xml/.bin: small models written by `ov.save_model` (OpenVINO's own IR writer);
+- saved/*.xml/.bin: small models written by `ov.save_model` (OpenVINO's own IR writer), and ONNX
+  models converted by `irgrid convert` (onnx_*.xml);
 - arrays/*.npy, *.npz: input files as numpy writes them (dtypes, ranks, orders, compression).
 
 The bundled samples (samples/*/model.xml) are seeds too, read where they are.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import random
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -229,6 +231,28 @@ def saved_seeds(folder: Path) -> None:
          "split_select_reduce")
 
 
+def onnx_seeds(folder: Path, scratch: Path) -> None:
+    """IRs converted from ONNX by `irgrid convert` (OpenVINO's frontend with irgrid's rules): a 2-D
+    cubic and a 3-D linear GridSample (irgrid1), each after a Relu."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from irgrid.openvino.convert import convert
+
+    for rank, mode in ((2, "cubic"), (3, "linear")):
+        spatial = (3, 4, 5)[:rank]
+        x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, *spatial])
+        g = helper.make_tensor_value_info("grid", TensorProto.FLOAT, [1, *(2, 3, 2)[:rank], rank])
+        y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+        nodes = [helper.make_node("Relu", ["X"], ["R"]),
+                 helper.make_node("GridSample", ["R", "grid"], ["Y"], mode=mode, padding_mode="reflection",
+                                  align_corners=1)]
+        model = helper.make_model(helper.make_graph(nodes, "gs", [x, g], [y]), opset_imports=[helper.make_opsetid("", 20)])
+        source = scratch / f"onnx_gridsample_{rank}d.onnx"
+        onnx.save(model, str(source))
+        convert(source, folder / f"onnx_gridsample_{rank}d.xml")
+
+
 def array_seeds(folder: Path) -> None:
     rng = np.random.default_rng(0)
     np.save(folder / "f32_4d.npy", rng.uniform(-1, 1, (1, 2, 3, 4)).astype(np.float32))
@@ -248,6 +272,8 @@ def main() -> None:
         (SEEDS / group).mkdir(parents=True)
     missing = layer_seeds(SEEDS / "layers")
     saved_seeds(SEEDS / "saved")
+    with tempfile.TemporaryDirectory() as scratch:
+        onnx_seeds(SEEDS / "saved", Path(scratch))
     array_seeds(SEEDS / "arrays")
     size = sum(p.stat().st_size for p in SEEDS.rglob("*") if p.is_file())
     count = len(list((SEEDS / "layers").glob("*.xml")))
