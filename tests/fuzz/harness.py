@@ -166,7 +166,7 @@ def _mutate_once(fdp, root, blob: bytearray) -> None:
         edge = _pick(fdp, edges)
         key = _pick(fdp, ["from-layer", "from-port", "to-layer", "to-port"])
         ids = [l.get("id", "") for l in layers] + [p.get("id", "") for p in root.findall(".//port")]
-        edge.set(key, _pick(fdp, ids) if fdp.ConsumeBool() else _value(fdp))
+        edge.set(key, _pick(fdp, ids) if ids and fdp.ConsumeBool() else _value(fdp))
     elif kind == 5 and edges:  # an edge removed or duplicated
         edge = _pick(fdp, edges)
         if fdp.ConsumeBool():
@@ -197,7 +197,9 @@ def _mutate_once(fdp, root, blob: bytearray) -> None:
     elif kind == 10:  # an element (a layer, port, dim, data, edge) removed or duplicated
         elements = [e for e in root.iter() if isinstance(e.tag, str) and e.getparent() is not None]
         element = _pick(fdp, elements)
-        if fdp.ConsumeBool():
+        if element is None:
+            pass
+        elif fdp.ConsumeBool():
             element.getparent().remove(element)
         else:
             element.getparent().append(etree.fromstring(etree.tostring(element)))
