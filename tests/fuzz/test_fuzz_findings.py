@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import irgrid
+from irgrid.builder import IRBuilder
 from irgrid.cli import main
 from irgrid.npz import read_arrays
 
@@ -57,3 +58,30 @@ def test_python2_header_read_without_a_warning(tmp_path):
         np.testing.assert_array_equal(read_arrays(path), np.array([1.5, -2], np.float32))
     line = _cli_error("infer", RELU, "-d", "irgrid", "-i", path, "-niter", 1)  # Relu wants another shape
     assert line.startswith("irgrid: InputError: input 'x' must have"), line
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_transpose_order_of_non_finite_floats(value, tmp_path):
+    """fuzz_check: the Transpose seed (its order an f32 Const, which OpenVINO truncates to integers) with
+    NaN written into its .bin: inference let int()'s ValueError out of check_model and compile_model (an
+    infinity would have been an OverflowError, which run time did not locate either)."""
+    b = IRBuilder("t")
+    x = b.parameter("x", (2, 3))
+    (y,) = b.layer("Transpose", "opset1", [x, b.const(np.array([1, 0], np.float32), "order")], name="tr")
+    b.result(y)
+    path = b.save(tmp_path / "t.xml")
+    blob = bytearray(path.with_suffix(".bin").read_bytes())
+    blob[:4] = np.float32(value).tobytes()
+    path.with_suffix(".bin").write_bytes(bytes(blob))
+    (problem,) = irgrid.check_model(path)
+    assert problem.layer.name == "tr" and "integers expected" in problem.message
+    with pytest.raises(irgrid.ShapeError, match="integers expected"):
+        irgrid.compile_model(path)
+    # The same order fed at run time (a Parameter): the layer's failure is a ShapeError naming it.
+    b = IRBuilder("t")
+    x, order = b.parameter("x", (2, 3)), b.parameter("order", (2,))
+    (y,) = b.layer("Transpose", "opset1", [x, order], name="tr", outputs=[((None, None), "f32")])
+    b.result(y)
+    compiled = irgrid.compile_model(b.save(tmp_path / "r.xml"))
+    with pytest.raises(irgrid.ShapeError, match='Transpose layer "tr"'):
+        compiled({"x": np.zeros((2, 3), np.float32), "order": np.array([value, 0], np.float32)})
