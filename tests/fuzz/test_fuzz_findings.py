@@ -85,3 +85,14 @@ def test_transpose_order_of_non_finite_floats(value, tmp_path):
     compiled = irgrid.compile_model(b.save(tmp_path / "r.xml"))
     with pytest.raises(irgrid.ShapeError, match='Transpose layer "tr"'):
         compiled({"x": np.zeros((2, 3), np.float32), "order": np.array([value, 0], np.float32)})
+
+
+def test_result_with_an_output_port():
+    """fuzz_run: the Abs seed mutated so that a Result declares an output port feeding another Result.
+    It compiled, and each call raised a KeyError (the step list had no value for the Result's output)."""
+    path = FINDINGS / "ir" / "result_with_an_output.xml"
+    (problem,) = irgrid.check_model(path)
+    assert (problem.layer.type, problem.layer.name) == ("Result", "op")
+    assert problem.message == "a Result has no outputs, and the IR declares 1"
+    with pytest.raises(irgrid.ShapeError, match='Result layer "op" \\(id 1\\): a Result has no outputs'):
+        irgrid.compile_model(path)
