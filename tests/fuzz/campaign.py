@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-LIBFUZZER = ["-max_len=256", "-len_control=0", "-rss_limit_mb=3072", "-print_final_stats=1", "-print_pcs=0"]
+LIBFUZZER = ["-rss_limit_mb=3072", "-print_final_stats=1", "-print_pcs=0"]
+# The IR targets' inputs are choices (a few dozen bytes suffice); fuzz_arrays' are whole files (to 4 KiB).
+SIZES = {"fuzz_arrays.py": []}
 TIMEOUTS = {"fuzz_run.py": 10}
 
 
@@ -36,7 +38,8 @@ def main() -> None:
         runs += 1
         log = folder / f"log-{runs}.txt"
         argv = [*pin, sys.executable, str(HERE / script), f"-max_total_time={left}",
-                f"-timeout={TIMEOUTS.get(script, 5)}", *LIBFUZZER, f"-artifact_prefix={folder}/",
+                f"-timeout={TIMEOUTS.get(script, 5)}", *SIZES.get(script, ["-max_len=256", "-len_control=0"]),
+                *LIBFUZZER, f"-artifact_prefix={folder}/",
                 str(folder / "corpus")]
         with open(log, "w") as out:
             subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder)
