@@ -30,11 +30,12 @@ transformers stay on irgrid's runtime, as fast or faster there.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from .binding import bind_layer, bind_model
-from .errors import InputError, Problem, UnsupportedLayerError
+from .errors import InputError, IRGridError, OpenVINOError, Problem, UnsupportedLayerError, printable
 from .forks import marks
 from .inference import infer_model
 from .ir.reader import read_ir
@@ -66,7 +67,10 @@ def open_model(path: str | os.PathLike, device: str = "auto",
         return _openvino(path, shapes, threads, profile), "openvino (CPU plugin, irgrid extension): not an IR, " \
                                                  "converted by OpenVINO's frontend with irgrid's rules"
     if device == "openvino":
-        return _openvino(path, shapes, threads, profile), "openvino (CPU plugin, irgrid extension): as asked"
+        try:
+            return _openvino(path, shapes, threads, profile), "openvino (CPU plugin, irgrid extension): as asked"
+        except OpenVINOError as exc:
+            raise _located(exc, _lacking_layers(path)) from None
     model = read_ir(path)
     problems: list[Problem] = []
     bind_model(model, on_problem=problems.append)
@@ -90,12 +94,47 @@ def open_model(path: str | os.PathLike, device: str = "auto",
         except UnsupportedLayerError as exc:  # a variant of a supported layer (Interpolate antialias=true)
             if device == "irgrid":
                 raise
-            return _openvino(path, shapes, threads, profile), \
+            try:
+                compiled = _openvino(path, shapes, threads, profile)
+            except OpenVINOError as refused:
+                raise _located(refused, [Problem.from_error(exc, exc.layer)] if exc.layer else []) from None
+            return compiled, \
                 f"openvino (CPU plugin, irgrid extension): irgrid lacks a variant of " \
                 f"{exc.layer.type}-{exc.layer.version} ({exc.reason})"
     lacking = sorted({f"{p.layer.type}-{p.layer.version}" for p in problems})
-    return _openvino(path, shapes, threads, profile), \
-        f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
+    try:
+        compiled = _openvino(path, shapes, threads, profile)
+    except OpenVINOError as exc:
+        raise _located(exc, problems) from None
+    return compiled, f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
+
+
+def _lacking_layers(path) -> list[Problem]:
+    """The layers of an IR irgrid has no operator for (none when irgrid cannot read it)."""
+    if Path(path).suffix.lower() != ".xml":
+        return []
+    problems: list[Problem] = []
+    try:
+        bind_model(read_ir(path), on_problem=problems.append)
+    except IRGridError:
+        return []
+    return [p for p in problems if p.kind == "unsupportedlayer"]
+
+
+def _located(exc: OpenVINOError, lacking: Sequence[Problem]) -> OpenVINOError:
+    """OpenVINO's refusal of a model holding layers irgrid lacks, located at one of them: neither runtime
+    runs it, and OpenVINO's reader names no layer ("Opset opset9 doesn't contain the operation with type:
+    GridSampler"). The layer is the first whose type OpenVINO's message names, else the first lacking
+    one; the line says why irgrid cannot run it (type, version, name and id, as `irgrid check`), then
+    what OpenVINO said."""
+    if exc.layer is not None or not lacking:
+        return exc
+    named = [p for p in lacking if re.search(rf"\b{re.escape(p.layer.type)}\b", exc.reason)]
+    problem = (named or lacking)[0]
+    layer = problem.layer
+    return OpenVINOError(f"neither irgrid nor OpenVINO runs {printable(layer.type)}-"
+                         f"{printable(layer.version) or '(no version)'}: {problem.message}; OpenVINO says: {exc.reason}",
+                         layer=layer, port=problem.port)
 
 
 def _kept_from_openvino(model) -> str | None:

@@ -75,6 +75,8 @@ def _infer_layer(layer: Layer, inputs: list[TensorInfo], fold_limit: int | None)
         outputs = layer.op.infer(layer.attrs, inputs)
     if layer.type != "Result":
         _check_output_count(layer, len(outputs))
+    elif layer.outputs:  # its info is the model output's; an output port would feed a value no step computes
+        raise ShapeError(f"a Result has no outputs, and the IR declares {len(layer.outputs)}", layer=layer)
     if layer.op.fold is not None:
         value = layer.op.fold(layer.attrs, inputs)
         if value is not None:

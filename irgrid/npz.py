@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import os
+import tokenize
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -30,13 +32,17 @@ def read_arrays(path: str | os.PathLike) -> np.ndarray | dict[str, np.ndarray]:
         with zipfile.ZipFile(path) as archive:
             for member in archive.infolist():
                 if member.filename.endswith(".npy"):
+                    if member.flag_bits & 0x1:  # zipfile would raise a RuntimeError asking for a password
+                        raise InputError(f"{path.name}:{member.filename} is encrypted")
                     with archive.open(member) as stream:
                         arrays[member.filename[:-4]] = _read_array(stream, member.file_size,
                                                                    f"{path.name}:{member.filename}")
         return arrays
     except InputError:
         raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError, zlib.error) as exc:
+    # numpy's .npy header parser tokenizes the header first: an unclosed bracket is a TokenError.
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError, zlib.error,
+            tokenize.TokenError, SyntaxError) as exc:
         raise InputError(f"cannot load input file {path.name!r}: {error_line(exc)}") from None
 
 
@@ -47,9 +53,13 @@ def _read_array(stream, size: int, what: str) -> np.ndarray:
     version = fmt.read_magic(stream)
     if version not in readers:
         raise InputError(f"{what}: unsupported .npy format version {version}")
-    shape, fortran, dtype = readers[version](stream)
+    with warnings.catch_warnings():  # a header numpy re-parses as Python 2's warns: not the user's concern
+        warnings.simplefilter("ignore")
+        shape, fortran, dtype = readers[version](stream)
     if dtype.hasobject:
         raise InputError(f"{what}: object arrays are not model inputs")
+    if dtype.fields is not None or dtype.subdtype is not None:  # records, or '4f8' (a shape inside the dtype)
+        raise InputError(f"{what}: arrays of dtype {dtype} (structured or sub-array) are not model inputs")
     check_fits(shape, dtype, what=f"input {what}")
     nbytes = math.prod(shape) * dtype.itemsize  # Python ints: a hostile shape cannot overflow
     if nbytes > size:

@@ -69,10 +69,15 @@ def broadcast(a: Shape, b: Shape) -> Shape:
 
 
 def int_values(info: TensorInfo) -> list[int] | None:
-    """A constant integer input as a flat list, None when not known before run time."""
+    """A constant integer input as a flat list, None when not known before run time. A float constant is
+    truncated (as OpenVINO reads it); NaN or an infinity there is a ShapeError (int() would raise a
+    ValueError or an OverflowError)."""
     if info.value is None:
         return None
-    return [int(v) for v in np.asarray(info.value).reshape(-1)]
+    values = np.asarray(info.value).reshape(-1)
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        raise ShapeError(f"integers expected, and this constant input holds {values[~np.isfinite(values)][0]}")
+    return [int(v) for v in values]
 
 
 def along(axis: int, ndim: int) -> list[int]:

@@ -13,7 +13,8 @@ from ..ir.model import Layer
 from ..registry import PreparedFn, RunContext, TensorInfo
 
 # What an op may raise on bad values or shapes (numpy's own errors in glue layers included).
-LAYER_FAILURES = (IRGridError, ValueError, IndexError, ZeroDivisionError, TypeError, MemoryError)
+# OverflowError: int() of an infinite float taken as an index (a float Transpose order fed at run time).
+LAYER_FAILURES = (IRGridError, ValueError, IndexError, ZeroDivisionError, OverflowError, TypeError, MemoryError)
 
 
 def layer_error(layer: Layer, exc: BaseException) -> IRGridError:
