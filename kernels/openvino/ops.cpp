@@ -147,7 +147,8 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
                 for (irgrid_index k = 0; k < kernel_size; k++)
                     weights[(size_t)((g * group_rows + k * cg + c) * per_group + o)] =
                         w[(size_t)(((g * per_group + o) * cg + c) * kernel_size + k)];
-    const irgrid_index tile = std::max<irgrid_index>(1, std::min<irgrid_index>(points, (irgrid_index)(TILE_BYTES / sizeof(T) / (size_t)(channels * kernel_size))));
+    const irgrid_index per_point = (irgrid_index)(TILE_BYTES / sizeof(T) / (size_t)(channels * kernel_size));
+    const irgrid_index tile = std::max<irgrid_index>(1, std::min<irgrid_index>(points, per_point));
     std::vector<T> data((size_t)(plane * channels)), columns((size_t)(channels * kernel_size * tile));
     const int threads = arena_threads();
     for (irgrid_index item = 0; item < batch; item++) {
@@ -190,7 +191,8 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
             drive(p, threads, irgrid_deform_im2col_plan, irgrid_deform_im2col_run);
             // y[o, q] = bias[o] + sum over rows j of columns[q, j] * weights[j, o], j in order.
             const irgrid_index n = stop - start;
-            tbb::parallel_for(tbb::blocked_range<irgrid_index>(0, group * n, 16), [&](const tbb::blocked_range<irgrid_index>& range) {
+            tbb::parallel_for(tbb::blocked_range<irgrid_index>(0, group * n, 16),
+                              [&](const tbb::blocked_range<irgrid_index>& range) {
                 std::vector<T> acc((size_t)per_group);
                 for (irgrid_index u = range.begin(); u < range.end(); u++) {
                     const irgrid_index g = u / n, q = u % n;

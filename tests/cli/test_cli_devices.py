@@ -344,14 +344,21 @@ def test_unnamed_tensors_on_both_devices(tmp_path):
 
 
 def test_ctrl_c_inside_an_irgrid_op_on_openvino_is_a_keyboard_interrupt(tmp_path, monkeypatch):
-    """OpenVINO wraps a KeyboardInterrupt raised in a Python op's evaluate in a RuntimeError; the device
-    gives it back as KeyboardInterrupt (it was an OpenVINOError, which `except IRGridError` swallowed and
+    """OpenVINO wraps a KeyboardInterrupt raised in a Python op's evaluate (the fallback extension) in a
+    RuntimeError; the device gives it back as KeyboardInterrupt (it was an OpenVINOError, which `except IRGridError` swallowed and
     the CLI reported instead of exiting 130). Ctrl-C is simulated where it lands: in the op's run."""
     import irgrid.openvino.ops as ov_ops
+    import irgrid.openvino.runner as runner
     from irgrid.devices import open_model
+    from irgrid.openvino.native import NativeLibraryError
 
+    def no_library():  # the Python ops, the fallback where the native library cannot be used
+        raise NativeLibraryError("not used in this test")
+
+    monkeypatch.setattr(runner, "library_path", no_library)
     path = SAMPLES / "volume_warp" / "model.xml"
     model, why = open_model(path, "openvino")
+    assert model.extension.startswith("irgrid's Python ops")
     assert "GridSample" in path.read_text() and why.startswith("openvino")
     inputs = dict(np.load(path.with_name("inputs.npz")))
     model(inputs)

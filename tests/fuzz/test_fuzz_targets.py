@@ -7,6 +7,7 @@ space bounded by harness.limit_memory), with a fixed -seed so CI replays the sam
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,10 @@ def test_target_runs_on_its_seeds(target, tmp_path):
             f"-artifact_prefix={tmp_path}/", str(tmp_path / "corpus")]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_env(extra))
     tail = "\n".join(line for line in proc.stderr.splitlines() if "Instrumenting" not in line)[-3000:]
-    assert proc.returncode == 0, tail
+    # libFuzzer's -timeout is a SIGALRM interval timer that stays armed while the process exits; a
+    # teardown slower than half the timeout (OpenVINO's and TBB's, on a loaded machine) then ends with
+    # SIGALRM after "Done": seen once in a full suite. A real timeout prints "ALARM" and writes timeout-*.
+    assert proc.returncode == 0 or (proc.returncode == -signal.SIGALRM and "ALARM" not in proc.stderr), tail
     assert f"Done {runs} " in proc.stderr, tail
     assert not list(tmp_path.glob("crash-*")) and not list(tmp_path.glob("timeout-*")), tail
 

@@ -47,14 +47,6 @@ def python_core() -> ov.Core:
     return core
 
 
-def error_line(core: ov.Core, path: Path) -> str:
-    with pytest.raises(RuntimeError) as info:
-        core.read_model(str(path))
-    lines = ERROR_LINE.findall(str(info.value))
-    assert lines, str(info.value)
-    return lines[0]
-
-
 # --- what the library is ------------------------------------------------------------------------
 
 def test_library_is_built_for_this_openvino():
@@ -137,6 +129,18 @@ def test_config_names_the_library():
 
 # --- attributes and shapes, as irgrid's registry code gives them (through the Python ops) ---------
 
+def _read(core: ov.Core, path: Path, type_: str, what):
+    """What `what` says of the model's `type_` layer once `core` read the IR, or the irgrid error line."""
+    try:
+        model = core.read_model(str(path))
+    except RuntimeError as exc:
+        lines = ERROR_LINE.findall(str(exc))
+        assert lines, str(exc)
+        return lines[0]
+    (op,) = [op for op in model.get_ordered_ops() if op.get_type_name() == type_]
+    return tuple(map(str, what(op)))
+
+
 BAD_ATTRIBUTES = [
     ("GridSample", {"mode": "cubicx"}), ("GridSample", {"mode": " Bicubic "}), ("GridSample", {"align_corners": "yes"}),
     ("GridSample", {"align_corners": "2"}), ("GridSample", {"padding_mode": "it's"}), ("GridSample", {"mode": ""}),
@@ -154,18 +158,9 @@ def test_attributes_parse_as_irgrid_parses_them(tmp_path, type_, attrs):
     """Each case reads the same through the library and through irgrid's Python ops: the same error line,
     or, where irgrid accepts the text, the same canonical attributes and output."""
     path = single_layer(tmp_path, type_, attrs, MINIMAL[(type_, "irgrid1")])
-    results = []
-    for core in (python_core(), native_core()):
-        try:
-            model = core.read_model(str(path))
-        except RuntimeError as exc:
-            lines = ERROR_LINE.findall(str(exc))
-            assert lines, str(exc)
-            results.append(lines[0])
-            continue
-        (op,) = [op for op in model.get_ordered_ops() if op.get_type_name() == type_]
-        results.append((op.get_attributes(), op.get_output_partial_shape(0).to_string()))
-    assert results[0] == results[1]
+    python, library = (_read(core, path, type_, lambda op: (op.get_attributes(), op.get_output_partial_shape(0)))
+                       for core in (python_core(), native_core()))
+    assert python == library
 
 
 SHAPES = [
@@ -207,18 +202,10 @@ SHAPES = [
 def test_shape_inference_as_irgrid_infers(tmp_path, type_, attrs, inputs):
     """Static, dynamic and wrong shapes and types: the same output shape and type, or the same error line."""
     path = single_layer(tmp_path, type_, attrs, inputs)
-    results = []
-    for core in (python_core(), native_core()):
-        try:
-            model = core.read_model(str(path))
-        except RuntimeError as exc:
-            lines = ERROR_LINE.findall(str(exc))
-            assert lines, str(exc)
-            results.append(lines[0])
-            continue
-        (op,) = [op for op in model.get_ordered_ops() if op.get_type_name() == type_]
-        results.append((op.get_output_partial_shape(0).to_string(), op.get_output_element_type(0).get_type_name()))
-    assert results[0] == results[1]
+    python, library = (_read(core, path, type_,
+                             lambda op: (op.get_output_partial_shape(0), op.get_output_element_type(0)))
+                       for core in (python_core(), native_core()))
+    assert python == library
 
 
 # --- where users meet it ------------------------------------------------------------------------
