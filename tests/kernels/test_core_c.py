@@ -9,9 +9,8 @@ import pytest
 
 from oracles import ROOT
 CORE = ROOT / "kernels" / "core"
-SOURCES = ["deform_im2col.c", "prior_grid.c"]
-# simd_transpose.h (the 8 x 8 register transpose, shared with GridSample) is still beside the Cython drivers.
-INCLUDES = [f"-I{CORE}", f"-I{ROOT / 'kernels' / 'cython'}"]
+SOURCES = sorted(path.name for path in CORE.glob("*.c"))  # every kernel of the core
+INCLUDES = [f"-I{CORE}"]
 
 
 def _compiler(*names: str) -> str:
