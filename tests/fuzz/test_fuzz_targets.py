@@ -29,8 +29,9 @@ LIBFUZZER = ["-seed=1", "-rss_limit_mb=3072", "-print_final_stats=1"]
 
 
 def _env(extra: dict) -> dict:
+    """This process' environment (so the targets import the irgrid these tests import: the installed one,
+    not the clone's un-built source folder), without thread-count settings."""
     env = {k: v for k, v in os.environ.items() if k not in ("IRGRID_NUM_THREADS", "OMP_NUM_THREADS")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parents[1]), env.get("PYTHONPATH")]))
     return {**env, **extra}
 
 
