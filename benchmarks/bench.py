@@ -127,6 +127,16 @@ def _cases(quick: bool) -> list[dict]:
     # A batch of small volumes, as registration networks warp them (the same bytes as the single case).
     sample_cases.append(dict(name="grid_sample/3d_trilinear_batched", mode="trilinear", x=(nb3, c3, d3b, d3b, d3b),
                              grid=(nb3, d3b, d3b, d3b, 3), peers=("irgrid", "onnxruntime", "torch")))
+    # Few channels: one or two (RAFT's correlation lookups, masks, single-channel volumes), where a
+    # kernel that computes each point's taps for many channels at once has nothing to share them with.
+    sample_cases += [dict(name=f"grid_sample/2d_bilinear_c{c}", mode="bilinear", x=(1, c, s2, s2),
+                          grid=(1, s2, s2, 2), peers=gs2) for c in (1, 2)]
+    sample_cases += [dict(name=f"grid_sample/3d_trilinear_c{c}", mode="trilinear", x=(1, c, d3, s3, s3),
+                          grid=(1, d3, s3, s3, 3), peers=("irgrid", "onnxruntime", "torch")) for c in (1, 2)]
+    # RAFT's lookup: every pixel's 9x9 window of one correlation level, one channel each.
+    raft_n = 176 if quick else 2852
+    sample_cases.append(dict(name="grid_sample/raft_lookup", mode="bilinear", x=(raft_n, 1, 46, 62),
+                             grid=(raft_n, 9, 9, 2), peers=gs2))
     for case in sample_cases:
         for grid_kind in GRID_KINDS:
             cases.append(dict(case, name=f"{case['name']}/{grid_kind}", kind="grid_sample", grid_kind=grid_kind))
@@ -416,7 +426,21 @@ def _inputs(case: dict) -> dict[str, np.ndarray]:
         return inputs
     if case["grid_kind"] == "random":
         return {"X": x, "grid": rng.uniform(-1.1, 1.1, case["grid"]).astype(np.float32)}
+    if case["name"].startswith("grid_sample/raft_lookup"):
+        return {"X": x, "grid": _lookup_windows(case["x"], case["grid"], rng)}
     return {"X": x, "grid": _smooth_grid(case["grid"], rng)}
+
+
+def _lookup_windows(x_shape: tuple[int, ...], shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """RAFT's smooth grid: each item a window of pixel offsets -r..r around its own flow target (a
+    random point of the image); normalised for align_corners=0 like every case here (RAFT's sampler
+    aligns corners, which moves every point by under a pixel and costs the same)."""
+    n, wy, wx, _ = shape
+    height, width = x_shape[2:]
+    centre = rng.uniform(0, 1, (n, 1, 1, 2)) * (np.array([width, height]) - 1)
+    dy, dx = np.meshgrid(np.arange(wy) - wy // 2, np.arange(wx) - wx // 2, indexing="ij")
+    pixels = centre + np.stack([dx, dy], axis=-1)
+    return ((2 * pixels + 1) / np.array([width, height]) - 1).astype(np.float32)
 
 
 def _deform_weights(case: dict) -> np.ndarray:

@@ -251,6 +251,9 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
             p->span = min_index(points, SIMD_BLOCK);
         }
         p->groups = ceil_div(p->channels, p->group);
+        if (p->batch * p->groups < 2 * (irgrid_index)p->threads)  /* few channels: split the points */
+            p->span = min_index(p->span, round64(ceil_div(points, ceil_div(2 * (irgrid_index)p->threads,
+                                                                             p->batch * p->groups))));
         p->spans = ceil_div(points, p->span);
         s->units[0] = p->batch * p->groups * p->spans;
         s->workers = workers_for(p->threads, s->units[0]);

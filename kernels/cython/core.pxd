@@ -35,6 +35,13 @@ cdef extern from "schedule.h":
         int in_order
     void irgrid_worker_reset(void* worker_scratch) noexcept nogil
 
+cdef extern from "scratch.h":
+    ctypedef struct irgrid_scratch_cache:
+        pass
+    void* irgrid_scratch_take(irgrid_scratch_cache* cache, size_t bytes) noexcept nogil
+    void irgrid_scratch_give(irgrid_scratch_cache* cache, void* scratch) noexcept nogil
+    void irgrid_scratch_release(irgrid_scratch_cache* cache) noexcept nogil
+
 cdef extern from "affine.h":
     enum:
         IRGRID_AFFINE_MAX_RANK

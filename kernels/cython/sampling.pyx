@@ -34,14 +34,14 @@ from cython.parallel cimport parallel, prange, threadid
 from libc.limits cimport INT_MAX
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport uintptr_t
-from libc.stdlib cimport malloc, free
 from libc.string cimport memcmp
 
 from core cimport (
     IRGRID_F32, IRGRID_F64, IRGRID_MAX_RANK, IRGRID_MAX_TAPS, IRGRID_MODE_CUBIC, IRGRID_MODE_LINEAR,
     IRGRID_MODE_NEAREST, IRGRID_PAD_BORDER, IRGRID_PAD_REFLECTION, IRGRID_PAD_ZEROS, IRGRID_AFFINE_MAX_RANK,
     irgrid_error_text, irgrid_grid_sample, irgrid_grid_sample_plan, irgrid_grid_sample_run, irgrid_index,
-    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_worker_reset,
+    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_worker_reset, irgrid_scratch_cache,
+    irgrid_scratch_give, irgrid_scratch_release, irgrid_scratch_take,
 )
 from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
 
@@ -100,24 +100,22 @@ cdef void run_serially(const irgrid_grid_sample* p, char* shared, char* scratch)
             irgrid_grid_sample_run(p, <int>(r * p.schedule.phases + k), shared, scratch, 0, p.schedule.units[k])
 
 
-cdef int run_plan(const irgrid_grid_sample* p) except -1:
+cdef int run_plan(const irgrid_grid_sample* p, irgrid_scratch_cache* cache) except -1:
     """Runs a planned problem's schedule (the caller holds the GIL; the loops release it): its rounds and
     phases in order, each phase's units over `schedule.workers` threads (in order: a static schedule, so
     a worker's consecutive units share its scratch's group; otherwise dynamic), each worker with its own
-    scratch, reset first."""
+    scratch, reset first, taken from and given back to the plan's `cache` (kernels/core/scratch.h)."""
     cdef const irgrid_schedule* s = &p.schedule
     cdef int workers = s.workers if s.workers > 0 else 1
     cdef size_t worker_bytes = s.worker_bytes
-    cdef char* memory = NULL
     cdef char* scratch = NULL
     cdef char* shared = NULL
     cdef irgrid_index r, rounds = s.rounds if s.rounds > 1 else 1, n, u
     cdef int k, phase, t
     if worker_bytes or s.shared_bytes:
-        memory = <char*>malloc(workers * worker_bytes + s.shared_bytes + 64)
-        if memory == NULL:
+        scratch = <char*>irgrid_scratch_take(cache, workers * worker_bytes + s.shared_bytes)
+        if scratch == NULL:
             raise MemoryError()
-        scratch = <char*>((<uintptr_t>memory + 63) & ~(<uintptr_t>63))
         shared = scratch + workers * worker_bytes
         for t in range(workers):
             irgrid_worker_reset(scratch + t * worker_bytes)
@@ -140,11 +138,11 @@ cdef int run_plan(const irgrid_grid_sample* p) except -1:
                         for u in prange(n, schedule="dynamic"):
                             irgrid_grid_sample_run(p, phase, shared, scratch + threadid() * worker_bytes, u, u + 1)
     finally:
-        free(memory)
+        irgrid_scratch_give(cache, scratch)
     return 0
 
 
-cdef int run_problem(irgrid_grid_sample* p, x, coords, out, int num_threads) except -1:
+cdef int run_problem(irgrid_grid_sample* p, irgrid_scratch_cache* cache, x, coords, out, int num_threads) except -1:
     """Runs p on these arrays (checked by the caller), planned again only where the thread count or a
     policy changed since its last plan: a plan's integer divisions cost a small call a tenth of its
     time."""
@@ -156,7 +154,7 @@ cdef int run_problem(irgrid_grid_sample* p, x, coords, out, int num_threads) exc
         status = irgrid_grid_sample_plan(p)
         if status:
             raise ValueError(irgrid_error_text(status).decode())
-    return run_plan(p)
+    return run_plan(p, cache)
 
 
 cdef irgrid_index data_layout(const irgrid_index* dims, irgrid_index rank, int mode, int padding) except -1:
@@ -201,6 +199,10 @@ cdef class SamplePlan:
     cdef cnp.npy_intp y_dims[IRGRID_MAX_RANK + 2]
     cdef irgrid_grid_sample problem  # shapes and attributes, planned for the last call's threads and policies
     cdef bint running  # a call runs `problem` (then another thread's call runs a copy)
+    cdef irgrid_scratch_cache cache  # the calls' scratch, kept between them
+
+    def __dealloc__(self):
+        irgrid_scratch_release(&self.cache)
 
     def __init__(self, x_shape, coords_shape, dtype, int mode, int padding, bint align_corners,
                  out_dims=None, bint grid_align_corners=False):
@@ -317,11 +319,11 @@ cdef class SamplePlan:
         cdef irgrid_grid_sample copy
         if self.running:  # another thread runs this plan now (without the GIL): a copy of its own
             copy = self.problem
-            run_problem(&copy, x, coords, out, num_threads)
+            run_problem(&copy, &self.cache, x, coords, out, num_threads)
         else:
             self.running = True
             try:
-                run_problem(&self.problem, x, coords, out, num_threads)
+                run_problem(&self.problem, &self.cache, x, coords, out, num_threads)
             finally:
                 self.running = False
         return out

@@ -12,6 +12,10 @@
 #include "attributes.hpp"
 #include "shape_infer.hpp"
 
+extern "C" {
+#include "scratch.h"
+}
+
 namespace irgrid_ov {
 
 class IrgridOp : public ov::op::Op {
@@ -20,6 +24,7 @@ public:
     void validate_and_infer_types() override;
     bool has_evaluate() const override { return true; }
     bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
+    ~IrgridOp() override { irgrid_scratch_release(&m_scratch); }
 
 protected:
     IrgridOp(const char* type, const char* version);
@@ -43,6 +48,9 @@ protected:
     const OpDescription& m_description;
     std::map<std::string, std::string> m_texts;  // each attribute's IR text
     Attrs m_attrs;                               // and its canonical value
+    // The kernels' scratch, kept between inferences (evaluate is const; concurrent inferences each take
+    // a block of their own: kernels/core/scratch.h).
+    mutable irgrid_scratch_cache m_scratch{};
 };
 
 }  // namespace irgrid_ov

@@ -39,7 +39,8 @@ static int code_of(const std::string& name, std::initializer_list<const char*> n
 // --- GridSample: irgrid/ops/grid_sample.py's `sample` ---
 
 template <class T>
-static void grid_sample(const Attrs& attrs, const ov::Tensor& data, const ov::Tensor& grid, ov::Tensor& out) {
+static void grid_sample(const Attrs& attrs, const ov::Tensor& data, const ov::Tensor& grid, ov::Tensor& out,
+                        irgrid_scratch_cache& cache) {
     std::vector<T> data_copy, grid_copy, out_copy;
     const auto& x_shape = data.get_shape();
     const auto& y_shape = out.get_shape();
@@ -64,7 +65,7 @@ static void grid_sample(const Attrs& attrs, const ov::Tensor& data, const ov::Te
     p.interleave = IRGRID_POLICY_AUTO;
     p.binning = IRGRID_POLICY_AUTO;
     p.threads = arena_threads();
-    drive(p, p.threads, irgrid_grid_sample_plan, irgrid_grid_sample_run);
+    drive(p, p.threads, irgrid_grid_sample_plan, irgrid_grid_sample_run, cache);
     if (!out_copy.empty()) store(y, out);
 }
 
@@ -74,15 +75,15 @@ void GridSample::compute(ov::TensorVector& outputs, const ov::TensorVector& inpu
     // with an f64 operand; everything else in f32.
     const bool wide = data_type.is_integral_number() && data_type.size() >= 4;
     if (wide || data_type == ov::element::f64 || inputs[1].get_element_type() == ov::element::f64)
-        grid_sample<double>(m_attrs, inputs[0], inputs[1], outputs[0]);
+        grid_sample<double>(m_attrs, inputs[0], inputs[1], outputs[0], m_scratch);
     else
-        grid_sample<float>(m_attrs, inputs[0], inputs[1], outputs[0]);
+        grid_sample<float>(m_attrs, inputs[0], inputs[1], outputs[0], m_scratch);
 }
 
 // --- AffineGrid: irgrid/ops/affine_grid.py's `affine_grid` ---
 
 template <class T>
-static void affine_grid(const Attrs& attrs, const ov::Tensor& theta, ov::Tensor& out) {
+static void affine_grid(const Attrs& attrs, const ov::Tensor& theta, ov::Tensor& out, irgrid_scratch_cache& cache) {
     std::vector<T> theta_copy, out_copy;
     const auto& y_shape = out.get_shape();
     if (out.get_size() == 0) return;
@@ -96,15 +97,15 @@ static void affine_grid(const Attrs& attrs, const ov::Tensor& theta, ov::Tensor&
     T* grid = results_as<T>(out, out_copy);
     p.grid = grid;
     p.threads = arena_threads();
-    drive(p, p.threads, irgrid_affine_grid_plan, irgrid_affine_grid_run);
+    drive(p, p.threads, irgrid_affine_grid_plan, irgrid_affine_grid_run, cache);
     if (!out_copy.empty()) store(grid, out);
 }
 
 void AffineGrid::compute(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     if (inputs[0].get_element_type() == ov::element::f64)
-        affine_grid<double>(m_attrs, inputs[0], outputs[0]);
+        affine_grid<double>(m_attrs, inputs[0], outputs[0], m_scratch);
     else
-        affine_grid<float>(m_attrs, inputs[0], outputs[0]);
+        affine_grid<float>(m_attrs, inputs[0], outputs[0], m_scratch);
 }
 
 // --- DeformConv: irgrid/ops/deform_conv.py's `convolve`, with the GEMM written out ---
@@ -113,7 +114,8 @@ void AffineGrid::compute(ov::TensorVector& outputs, const ov::TensorVector& inpu
 static const size_t TILE_BYTES = 64u << 20;
 
 template <class T>
-static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::Tensor& out) {
+static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::Tensor& out,
+                        irgrid_scratch_cache& cache) {
     const auto& x_shape = inputs[0].get_shape();
     const auto& w_shape = inputs[1].get_shape();
     const auto& y_shape = out.get_shape();
@@ -161,7 +163,7 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
         t.dst_stride = channels;
         t.src = x + item * channels * plane;
         t.dst = data.data();
-        drive(t, threads, irgrid_deform_transpose_plan, irgrid_deform_transpose_run);
+        drive(t, threads, irgrid_deform_transpose_plan, irgrid_deform_transpose_run, cache);
         for (irgrid_index start = 0; start < points; start += tile) {
             const irgrid_index stop = std::min(start + tile, points);
             irgrid_deform_im2col p{};
@@ -188,7 +190,7 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
             p.offsets = offsets + item * (inputs[2].get_size() / batch);
             p.mask = mask ? mask + item * (inputs[4].get_size() / batch) : nullptr;
             p.col = columns.data();
-            drive(p, threads, irgrid_deform_im2col_plan, irgrid_deform_im2col_run);
+            drive(p, threads, irgrid_deform_im2col_plan, irgrid_deform_im2col_run, cache);
             // y[o, q] = bias[o] + sum over rows j of columns[q, j] * weights[j, o], j in order.
             const irgrid_index n = stop - start;
             tbb::parallel_for(tbb::blocked_range<irgrid_index>(0, group * n, 16),
@@ -217,9 +219,9 @@ void DeformConv::compute(ov::TensorVector& outputs, const ov::TensorVector& inpu
     bool f64 = false;
     for (const auto& tensor : inputs) f64 = f64 || tensor.get_element_type() == ov::element::f64;
     if (f64)
-        deform_conv<double>(m_attrs, inputs, outputs[0]);
+        deform_conv<double>(m_attrs, inputs, outputs[0], m_scratch);
     else
-        deform_conv<float>(m_attrs, inputs, outputs[0]);
+        deform_conv<float>(m_attrs, inputs, outputs[0], m_scratch);
 }
 
 }  // namespace irgrid_ov

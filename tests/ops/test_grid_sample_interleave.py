@@ -492,3 +492,27 @@ def test_fused_affine_grid_3d_cubic_matches_unfused(element_type, tmp_path):
     unfused = irgrid.compile_model(path, fuse=False)({"X": x, "theta": theta})["warped"]
     assert fused.shape == (2, 9, 4, 5, 6)
     assert fused.tobytes() == unfused.tobytes()
+
+
+@pytest.mark.parametrize("rank,mode,binning", [(3, "linear", "auto"), (3, "cubic", "always")])
+def test_concurrent_calls_share_the_plans_scratch(rank, mode, binning):
+    """A plan keeps its scratch between calls (kernels/core/scratch.h); calls from several threads at
+    once (each releases the GIL in the kernel) must each get a block of their own, and a call with more
+    threads a larger one: every output bitwise equal to a lone call's, which matches the oracle."""
+    import concurrent.futures
+
+    rng = keyed_rng("concurrent-scratch", rank, mode)
+    x = rng.uniform(-1, 1, (1, 16, 6, 7, 8)).astype(np.float32)
+    grid = dyadic(rng, (1, 5, 9, 11, rank), 1.1).astype(np.float32)
+    plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
+    was = sampling.use_binning(binning)
+    try:
+        alone = plan(x, grid, None, 1)
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            outputs = list(pool.map(lambda k: plan(x, grid, None, 1 + k % 3), range(48)))
+    finally:
+        sampling.use_binning(was)
+    assert all(out.tobytes() == alone.tobytes() for out in outputs)
+    oracle = run_onnx_reference if mode == "cubic" else run_ort_grid_sample
+    np.testing.assert_allclose(alone, oracle(x.astype(np.float64), grid.astype(np.float64), mode, "zeros", False),
+                               **TOLERANCES[np.float32])
