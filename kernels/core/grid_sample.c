@@ -188,12 +188,62 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
 
 int irgrid_grid_sample_simd_available(void) { return irgrid_simd_available(); }
 
+/* Calibration (irgrid_grid_sample_gathers_pay): the gather path's bilinear run over points scattered in
+   one 32 x 32 plane, CALIBRATION_POINTS of them, timed CALIBRATION_RUNS times each way, alternating. */
+enum { CALIBRATION_SIDE = 32, CALIBRATION_POINTS = 512, CALIBRATION_RUNS = 7 };
+
+#ifdef IRGRID_SIMD_X86
+static unsigned long long calibration_ticks(const float* x, const float* g, float* y, int loads) {
+    const irgrid_index dims[2] = {CALIBRATION_SIDE, CALIBRATION_SIDE}, strides[2] = {CALIBRATION_SIDE, 1};
+    irgrid_index fallback[CALIBRATION_POINTS];
+    unsigned long long start = __builtin_ia32_rdtsc();
+    irgrid_simd_sample_f32(x, g, y, CALIBRATION_POINTS, 1, CALIBRATION_SIDE * CALIBRATION_SIDE, CALIBRATION_POINTS, 2,
+                           dims, strides, IRGRID_MODE_LINEAR, IRGRID_PAD_ZEROS, 0, loads, fallback);
+    return __builtin_ia32_rdtsc() - start;
+}
+
+static int measure_gathers(void) {
+    float x[CALIBRATION_SIDE * CALIBRATION_SIDE], g[2 * CALIBRATION_POINTS], y[CALIBRATION_POINTS];
+    unsigned long long best[2] = {~0ULL, ~0ULL}, ticks;
+    unsigned state = 12345u;
+    int k, run, loads;
+    for (k = 0; k < CALIBRATION_SIDE * CALIBRATION_SIDE; k++)
+        x[k] = (float)k;
+    for (k = 0; k < 2 * CALIBRATION_POINTS; k++) {  /* a fixed LCG: uniform in [-1, 1) */
+        state = state * 1664525u + 1013904223u;
+        g[k] = (float)(state >> 8) / (float)(1u << 23) - 1.0f;
+    }
+    for (run = 0; run < CALIBRATION_RUNS; run++)
+        for (loads = 0; loads < 2; loads++) {
+            ticks = calibration_ticks(x, g, y, run % 2 ? 1 - loads : loads);
+            if (ticks < best[run % 2 ? 1 - loads : loads])
+                best[run % 2 ? 1 - loads : loads] = ticks;
+        }
+    return best[0] <= best[1];
+}
+#endif
+
+int irgrid_grid_sample_gathers_pay(void) {
+    static int state = -1;  /* the CPU's answer, the same for every caller: a race only measures twice */
+    int pays = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    if (pays < 0) {
+        pays = 1;
+#ifdef IRGRID_SIMD_X86
+        if (irgrid_simd_available())
+            pays = measure_gathers();
+#endif
+        __atomic_store_n(&state, pays, __ATOMIC_RELAXED);
+    }
+    return pays;
+}
+
 int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     irgrid_schedule* s = &p->schedule;
     const irgrid_index rank = p->rank, itemsize = p->dtype == IRGRID_F32 ? 4 : 8;
     irgrid_index k, plane = 1, max_taps = 1, points = 1;
     int simd;
     memset(s, 0, sizeof(*s));
+    p->loads = 0;
     if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
         return IRGRID_E_MODE;
     if (rank < 1 || rank > IRGRID_MAX_RANK || (p->affine && rank > IRGRID_AFFINE_MAX_RANK))
@@ -243,6 +293,9 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     }
     if (simd && irgrid_simd_fits(rank, p->mode, plane)) {
         p->path = IRGRID_GS_GATHER;
+        p->loads = plane >= 2  /* (scalar loads read x[0] and x[1] for masked-off lanes) */
+                   && (p->gathers == IRGRID_POLICY_NEVER
+                       || (p->gathers == IRGRID_POLICY_AUTO && !irgrid_grid_sample_gathers_pay()));
         p->group = min_index(p->channels, SIMD_GROUP_BYTES / (plane * itemsize));
         p->group = p->group > 1 ? p->group : 1;
         p->span = points;

@@ -25,7 +25,7 @@
 extern "C" {
 #endif
 
-/* Path policies a caller may pin (interleave and binning). */
+/* Path policies a caller may pin (interleave, binning and gathers). */
 enum { IRGRID_POLICY_NEVER = 0, IRGRID_POLICY_AUTO = 1, IRGRID_POLICY_ALWAYS = 2 };
 
 /* The paths irgrid_grid_sample_plan chooses (its `path`). */
@@ -47,11 +47,16 @@ typedef struct irgrid_grid_sample {
     int simd;                                 /* 1: vector paths where the CPU has AVX2 and FMA */
     int interleave;                           /* IRGRID_POLICY_*: AUTO from a few channels on */
     int binning;                              /* IRGRID_POLICY_*: AUTO for chunks judged scattered */
+    int gathers;                              /* IRGRID_POLICY_*: the gather path reads with AVX2 gathers
+                                                 (ALWAYS), scalar loads (NEVER) or, AUTO, whichever this
+                                                 CPU runs faster (irgrid_grid_sample_gathers_pay); the
+                                                 same bits either way */
     int threads;                              /* workers the driver will run: units are split so each
                                                  has some; no bit depends on it */
 
     /* Derived by irgrid_grid_sample_plan: read-only for the caller, except `schedule`. */
     int path;                                 /* IRGRID_GS_* */
+    int loads;                                /* the gather path reads with scalar loads */
     irgrid_index strides[IRGRID_MAX_RANK], plane, points, max_taps;
     irgrid_index extents[IRGRID_AFFINE_MAX_RANK];
     float starts32[IRGRID_AFFINE_MAX_RANK], steps32[IRGRID_AFFINE_MAX_RANK];
@@ -69,6 +74,12 @@ typedef struct irgrid_grid_sample {
 /* 1 when this CPU runs the vector paths (AVX2 and FMA; a cached CPUID probe): where it is 0, `simd`
    changes nothing. */
 int irgrid_grid_sample_simd_available(void);
+
+/* 1 when this CPU's masked AVX2 gathers run the gather path faster than one scalar load per lane:
+   measured once per process, on a small bilinear problem in L1, the fastest of a few alternating runs
+   of each. Gathers are fast on some cores and many times slower on others (Intel cores with the
+   Gather Data Sampling microcode mitigation; AMD Zen), so no constant chooses well everywhere. */
+int irgrid_grid_sample_gathers_pay(void);
 
 /* Checks the problem (0 or an IRGRID_E_* code), derives the fields above and the schedule. Cheap
    (no allocation, O(rank)): a driver may plan per call. */

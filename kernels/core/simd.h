@@ -238,11 +238,11 @@ IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _m
 #else  /* no x86 SIMD: never called (irgrid_simd_available() is 0) */
 static irgrid_index irgrid_simd_sample_f32(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
-        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
         irgrid_index* fallback) { return -1; }
 static irgrid_index irgrid_simd_sample_f64(const double* x, const double* g, double* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
-        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
         irgrid_index* fallback) { return -1; }
 static void irgrid_interleave_f32(const float* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,
         float* s) {}

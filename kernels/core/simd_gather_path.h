@@ -1,5 +1,7 @@
 /* The gather path of the vector GridSample for one float type (a part of simd_body.h): a group of lanes'
-   taps prepared once, then every channel read through masked gathers. */
+   taps prepared once, then every channel read through masked gathers, or, where this CPU runs them
+   slower (simd.h's irgrid_gathers_pay), through one scalar load per lane: the same values either way,
+   so the same bits. */
 
 #if LANES == 8
 /* Lanes' pairs of adjacent floats x[idx], x[idx + 1] with one 64-bit gather per 4 lanes (half the
@@ -14,7 +16,41 @@ IRGRID_AVX2_INLINE void irgrid_pair_gather(const float* xc, __m256i idx, __m256i
     *v0 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
     *v1 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
 }
+
+/* irgrid_pair_gather's v0, v1 read with one 64-bit scalar load per lane, without a branch: a masked-off
+   lane reads x[0], x[1] (its row holds two floats wherever any lane keeps a pair, and the plan takes
+   gathers for one-pixel planes) and is zeroed after. */
+IRGRID_AVX2_INLINE void irgrid_pair_loads(const float* xc, __m256i idx, __m256i mask, __m256* v0, __m256* v1) {
+    int at[8], k;
+    double pair[8];
+    _mm256_storeu_si256((__m256i*)at, _mm256_and_si256(idx, mask));
+    for (k = 0; k < 8; k++)
+        memcpy(pair + k, xc + at[k], sizeof(double));
+    __m256 a = _mm256_and_ps(_mm256_castpd_ps(_mm256_setr_pd(pair[0], pair[1], pair[2], pair[3])),
+                             _mm256_castsi256_ps(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(mask))));
+    __m256 b = _mm256_and_ps(_mm256_castpd_ps(_mm256_setr_pd(pair[4], pair[5], pair[6], pair[7])),
+                             _mm256_castsi256_ps(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(mask, 1))));
+    *v0 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    *v1 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+}
 #endif
+
+/* GATHER(src, base, idx, mask) with one scalar load per lane, without a branch: a masked-off lane reads
+   base[0] and takes src's value. */
+IRGRID_AVX2_INLINE VF SFX(irgrid_loads)(VF src, const FT* base, VI idx, VF mask) {
+    int at[LANES];
+#if LANES == 8
+    _mm256_storeu_si256((__m256i*)at, _mm256_and_si256(idx, _mm256_castps_si256(mask)));
+    return BLEND(src, _mm256_setr_ps(base[at[0]], base[at[1]], base[at[2]], base[at[3]], base[at[4]], base[at[5]],
+                                     base[at[6]], base[at[7]]), mask);
+#else
+    _mm_storeu_si128((__m128i*)at, _mm_and_si128(idx, _mm_castps_si128(_mm256_cvtpd_ps(mask))));
+    return BLEND(src, _mm256_setr_pd(base[at[0]], base[at[1]], base[at[2]], base[at[3]]), mask);
+#endif
+}
+
+/* A channel's reads: masked gathers, or (`loads`, a constant where the caller inlines this) scalar loads. */
+#define READ(src, idx, mask) (loads ? SFX(irgrid_loads)(src, xc, idx, mask) : GATHER(src, xc, idx, mask))
 
 /* The taps of a group of lanes, ready for every channel: outer-product order (outermost dim
    major), weights multiplied outermost first as outer_product_taps does. */
@@ -56,37 +92,60 @@ IRGRID_AVX2_INLINE void SFX(irgrid_prepare)(const SFX(irgrid_dim)* d, int rank, 
 }
 
 /* One channel's outputs of a prepared group, summed with FMA (nearest: the value itself, 1 * x). */
-IRGRID_AVX2_INLINE VF SFX(irgrid_apply)(const SFX(irgrid_group)* q, const FT* xc, int rank, int n) {
+IRGRID_AVX2_INLINE VF SFX(irgrid_apply)(const SFX(irgrid_group)* q, const FT* xc, int rank, int n, int loads) {
     VF acc = ZERO(), v0, v1;
     int j, p, r, taps = n * (rank == 3 ? n * n : n);
     if (n == 1)
-        return GATHER(ZERO(), xc, q->idx[0], q->ok[0]);
+        return READ(ZERO(), q->idx[0], q->ok[0]);
 #if LANES == 8
     for (r = 0; r < taps / n; r++)
         for (p = 0; p < n / 2; p++) {
             j = r * n + 2 * p;
-            irgrid_pair_gather(xc, q->pair_idx[r * 2 + p], q->pair_ok[r * 2 + p], &v0, &v1);
+            if (loads)
+                irgrid_pair_loads(xc, q->pair_idx[r * 2 + p], q->pair_ok[r * 2 + p], &v0, &v1);
+            else
+                irgrid_pair_gather(xc, q->pair_idx[r * 2 + p], q->pair_ok[r * 2 + p], &v0, &v1);
             if (q->singles) {
-                v0 = GATHER(v0, xc, q->idx[j], AND(q->ok[j], q->single[p]));
-                v1 = GATHER(v1, xc, q->idx[j + 1], AND(q->ok[j + 1], q->single[p]));
+                v0 = READ(v0, q->idx[j], AND(q->ok[j], q->single[p]));
+                v1 = READ(v1, q->idx[j + 1], AND(q->ok[j + 1], q->single[p]));
             }
             acc = j ? FMADD(q->w[j], v0, acc) : MUL(q->w[j], v0);
             acc = FMADD(q->w[j + 1], v1, acc);
         }
 #else
     (void)p; (void)r; (void)v0; (void)v1;
-    acc = MUL(q->w[0], GATHER(ZERO(), xc, q->idx[0], q->ok[0]));
+    acc = MUL(q->w[0], READ(ZERO(), q->idx[0], q->ok[0]));
     for (j = 1; j < taps; j++)
-        acc = FMADD(q->w[j], GATHER(ZERO(), xc, q->idx[j], q->ok[j]), acc);
+        acc = FMADD(q->w[j], READ(ZERO(), q->idx[j], q->ok[j]), acc);
 #endif
     return acc;
+}
+#undef READ
+
+/* Asks for the first channel's lines a prepared group reads (each lane's first tap of each of its `rows`
+   rows of `n` taps), so that a block's reads are in flight together while its other groups are
+   prepared. For calls of less than a block of points: a small batch item (RAFT's lookups: 81 points in
+   a 46 x 62 plane, every read a miss) took 0.76-0.91x the time with it, where a large item, whose
+   reads the next channel's prefetch and the hardware's cover, took 1.04-1.19x (benchmarks/README.md,
+   "Few channels"). */
+IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_rows)(const SFX(irgrid_group)* q, const FT* x, int rows, int n) {
+    int at[LANES], r, k;
+    for (r = 0; r < rows; r++) {
+#if LANES == 8
+        _mm256_storeu_si256((__m256i*)at, _mm256_and_si256(q->idx[r * n], _mm256_castps_si256(q->ok[r * n])));
+#else
+        _mm_storeu_si128((__m128i*)at, _mm_and_si128(q->idx[r * n], _mm_castps_si128(_mm256_cvtpd_ps(q->ok[r * n]))));
+#endif
+        for (k = 0; k < LANES; k++)
+            __builtin_prefetch(x + at[k]);
+    }
 }
 
 /* Channel by channel over a block of prepared groups (lanes p0 + 8 * i): each channel's reads of
    the block stay together in L1 (channel planes at a power-of-two stride share cache sets). */
 IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int groups, const FT* x, FT* y,
                                                 irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
-                                                int rank, int n) {
+                                                int rank, int n, int loads) {
     irgrid_index c;
     int i;
     for (c = 0; c < channels; c++)
@@ -98,7 +157,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
                 __builtin_prefetch(x + (c + 1) * x_cstride + IEXTRACT(q[i].idx[0], 0));
                 __builtin_prefetch(x + (c + 1) * x_cstride + IEXTRACT(q[i].idx[t], LANES - 1));
             }
-            acc = SFX(irgrid_apply)(q + i, x + c * x_cstride, rank, n);
+            acc = SFX(irgrid_apply)(q + i, x + c * x_cstride, rank, n, loads);
             if (MOVEMASK(q[i].store_mask) == (1 << LANES) - 1)
                 STOREU(yc, acc);
             else
@@ -107,11 +166,11 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
 }
 
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
-   (x + c * x_cstride -> y + c * y_cstride); returns how many points it left to the scalar path,
-   their indices in fallback[0 ..) (capacity n). */
+   (x + c * x_cstride -> y + c * y_cstride), read with gathers or (`loads`) scalar loads; returns how
+   many points it left to the scalar path, their indices in fallback[0 ..) (capacity n). */
 static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
-        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
         irgrid_index* fallback) {
     SFX(irgrid_dim) d[3];
     SFX(irgrid_group) q[IRGRID_SIMD_GROUPS];
@@ -135,17 +194,23 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
             else
                 SFX(irgrid_prepare)(d, 3, 2, q + i);
             q[i].store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+            if (n < IRGRID_SIMD_GROUPS * LANES)
+                SFX(irgrid_prefetch_rows)(q + i, x, rank == 3 ? taps * taps : taps, taps);
         }
+        /* one inlined copy per rank, taps and read (each with its constants) */
+#define IRGRID_APPLY(r, t) (loads ? SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, r, t, 1) \
+                                  : SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, r, t, 0))
         if (rank == 2 && taps == 1)
-            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 1);
+            IRGRID_APPLY(2, 1);
         else if (rank == 2 && taps == 2)
-            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 2);
+            IRGRID_APPLY(2, 2);
         else if (rank == 2)
-            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 2, 4);
+            IRGRID_APPLY(2, 4);
         else if (taps == 1)
-            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 3, 1);
+            IRGRID_APPLY(3, 1);
         else
-            SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, 3, 2);
+            IRGRID_APPLY(3, 2);
+#undef IRGRID_APPLY
     }
     return nf;
 }

@@ -40,7 +40,7 @@ from core cimport (
     IRGRID_F32, IRGRID_F64, IRGRID_MAX_RANK, IRGRID_MAX_TAPS, IRGRID_MODE_CUBIC, IRGRID_MODE_LINEAR,
     IRGRID_MODE_NEAREST, IRGRID_PAD_BORDER, IRGRID_PAD_REFLECTION, IRGRID_PAD_ZEROS, IRGRID_AFFINE_MAX_RANK,
     irgrid_error_text, irgrid_grid_sample, irgrid_grid_sample_plan, irgrid_grid_sample_run, irgrid_index,
-    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_worker_reset, irgrid_scratch_cache,
+    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay, irgrid_worker_reset, irgrid_scratch_cache,
     irgrid_scratch_give, irgrid_scratch_release, irgrid_scratch_take,
 )
 from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
@@ -58,6 +58,7 @@ cdef enum:
 cdef bint simd_on = irgrid_grid_sample_simd_available() and os.environ.get("IRGRID_SIMD") != "0"
 cdef int bin_policy = 1  # 0 never, 1 where the binning judges a span scattered, 2 always (where it applies)
 cdef int interleave_policy = 1  # 0 never, 1 from a few channels on, 2 wherever it fits
+cdef int gather_policy = 1  # 0 scalar loads, 1 whichever this CPU runs faster, 2 AVX2 gathers
 # The policies use_binning and use_interleave choose between, and their codes (grid_sample.h's
 # IRGRID_POLICY_*).
 cdef dict POLICIES = {"never": 0, "auto": 1, "always": 2}
@@ -82,6 +83,22 @@ def use_binning(str policy) -> str:
     return was
 
 
+def use_gathers(str policy) -> str:
+    """Choose how the gather path reads a channel ("auto": with AVX2 gathers where this CPU runs them
+    faster than scalar loads, `gathers_pay()`; "never": scalar loads; "always": gathers; the same bits
+    every way); returns the previous policy. For tests and comparisons."""
+    global gather_policy
+    was = POLICY_NAMES[gather_policy]
+    gather_policy = POLICIES[policy]
+    return was
+
+
+def gathers_pay() -> bool:
+    """Whether this CPU's AVX2 gathers beat scalar loads on the gather path (measured once per process;
+    kernels/core/grid_sample.h)."""
+    return irgrid_grid_sample_gathers_pay() != 0
+
+
 def use_interleave(str policy) -> str:
     """Choose when the vector path interleaves channels ("auto", "never", or "always" wherever the
     vector path runs and a group's scratch fits); returns the previous policy. For tests and comparisons."""
@@ -103,7 +120,9 @@ cdef void run_serially(const irgrid_grid_sample* p, char* shared, char* scratch)
 cdef int run_plan(const irgrid_grid_sample* p, irgrid_scratch_cache* cache) except -1:
     """Runs a planned problem's schedule (the caller holds the GIL; the loops release it): its rounds and
     phases in order, each phase's units over `schedule.workers` threads (in order: a static schedule, so
-    a worker's consecutive units share its scratch's group; otherwise dynamic), each worker with its own
+    a worker's consecutive units share its scratch's group; otherwise guided: dynamic, but in chunks
+    that shrink as the units run out, where one unit at a time cost RAFT's 2,852 lookups of 81 points
+    one shared counter's cache line per unit), each worker with its own
     scratch, reset first, taken from and given back to the plan's `cache` (kernels/core/scratch.h)."""
     cdef const irgrid_schedule* s = &p.schedule
     cdef int workers = s.workers if s.workers > 0 else 1
@@ -134,8 +153,8 @@ cdef int run_plan(const irgrid_grid_sample* p, irgrid_scratch_cache* cache) exce
                         irgrid_grid_sample_run(p, phase, shared, scratch + threadid() * worker_bytes, u, u + 1)
                 else:
                     with nogil, parallel(num_threads=workers):
-                        irgrid_free_worker()  # every worker, even one a dynamic schedule leaves without a unit
-                        for u in prange(n, schedule="dynamic"):
+                        irgrid_free_worker()  # every worker, even one the schedule leaves without a unit
+                        for u in prange(n, schedule="guided"):
                             irgrid_grid_sample_run(p, phase, shared, scratch + threadid() * worker_bytes, u, u + 1)
     finally:
         irgrid_scratch_give(cache, scratch)
@@ -149,8 +168,9 @@ cdef int run_problem(irgrid_grid_sample* p, irgrid_scratch_cache* cache, x, coor
     cdef int status
     p.data, p.coords, p.output = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords), cnp.PyArray_DATA(out)
     if (p.threads != num_threads or p.simd != simd_on or p.interleave != interleave_policy
-            or p.binning != bin_policy):
+            or p.binning != bin_policy or p.gathers != gather_policy):
         p.threads, p.simd, p.interleave, p.binning = num_threads, simd_on, interleave_policy, bin_policy
+        p.gathers = gather_policy
         status = irgrid_grid_sample_plan(p)
         if status:
             raise ValueError(irgrid_error_text(status).decode())
@@ -262,6 +282,7 @@ cdef class SamplePlan:
         nbytes = math.prod(self.out_shape) * self.dtype.itemsize
         self.out_bytes = nbytes if nbytes <= PY_SSIZE_T_MAX - 64 else -1
         p.threads, p.simd, p.interleave, p.binning = 1, simd_on, interleave_policy, bin_policy
+        p.gathers = gather_policy
         status = irgrid_grid_sample_plan(p)
         if status:
             raise ValueError(irgrid_error_text(status).decode())

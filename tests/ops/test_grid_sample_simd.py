@@ -1,6 +1,7 @@
-"""GridSample's vector path (kernels/cython/simd_gather.h: 2-D nearest/linear/cubic, 3-D nearest/linear,
+"""GridSample's vector path (kernels/core/simd_gather_path.h: 2-D nearest/linear/cubic, 3-D nearest/linear,
 8 f32 or 4 f64 points at a time) at its boundaries, against onnxruntime GridSample-20 in f64; every test
-also runs the scalar path (`sampling.use_simd(False)`, what IRGRID_SIMD=0 selects).
+runs it reading with AVX2 gathers and with scalar loads (`sampling.use_gathers`), and also runs the
+scalar path (`sampling.use_simd(False)`, what IRGRID_SIMD=0 selects).
 
 - point counts that are not a multiple of 8, dims of 1 pixel, f32 and f64;
 - lanes mixing in-range, out-of-range, NaN, Inf and huge coordinates (the vector path hands the
@@ -21,16 +22,20 @@ import pytest
 
 from irgrid._kernels import sampling
 from irgrid.ops.grid_sample import sample
-from oracles import (PADDINGS, TOLERANCES, check_dropped_taps, check_special_coordinates, dyadic, keyed_rng,
-                     run_ort_grid_sample)
+from oracles import (PADDINGS, SPECIALS, TOLERANCES, check_dropped_taps, check_special_coordinates, dyadic,
+                     keyed_rng, run_ort_grid_sample)
 
 VECTOR_CASES = [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"), (3, "linear")]
 
 
-@pytest.fixture(params=[True, False], ids=["simd", "scalar"])
+@pytest.fixture(params=["gathers", "loads", "scalar"])
 def simd(request):
-    was = sampling.use_simd(request.param)
-    yield request.param
+    """The vector path reading with AVX2 gathers, with scalar loads (whichever this CPU runs faster is
+    the default: sampling.gathers_pay()), and the scalar path."""
+    was = sampling.use_simd(request.param != "scalar")
+    was_gathers = sampling.use_gathers("always" if request.param == "gathers" else "never")
+    yield request.param != "scalar"
+    sampling.use_gathers(was_gathers)
     sampling.use_simd(was)
 
 
@@ -118,3 +123,35 @@ def test_threads_bitwise_identical(rank, mode, batch, channels):
     one = sample(x, grid, mode, "zeros", False, threads=1)
     for threads in (2, 3):
         assert sample(x, grid, mode, "zeros", False, threads=threads).tobytes() == one.tobytes()
+
+
+@pytest.mark.parametrize("rank,mode", VECTOR_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_gathers_and_loads_bitwise_identical(rank, mode, dtype):
+    """The gather path reads the same values with gathers as with scalar loads (the choice is by speed
+    alone), zeros padding and NaN/Inf coordinates included, on one and two channels (the path's
+    default below four) and at one-pixel widths; and the default (measured) matches onnxruntime."""
+    rng = keyed_rng("gathers-loads", rank, mode, dtype)
+    for dims in (((23, 31), (1, 9), (5, 1)) if rank == 2 else ((5, 6, 7), (3, 1, 4))):
+        x = rng.uniform(-1, 1, (2, 2, *dims))
+        grid = dyadic(rng, (2, 6, *(5,) * (rank - 1), rank), 1.3)
+        grid.reshape(-1)[:len(SPECIALS)] = SPECIALS
+        outputs = []
+        for policy in ("always", "never"):
+            was = sampling.use_gathers(policy)
+            try:
+                outputs.append(sample(x.astype(dtype), grid.astype(dtype), mode, "zeros", False, threads=2))
+            finally:
+                sampling.use_gathers(was)
+        assert outputs[0].tobytes() == outputs[1].tobytes()
+        ordinary = (np.abs(grid) < 4).all(-1)  # the specials' rules: check_special_coordinates
+        default = sample(x.astype(dtype), grid.astype(dtype), mode, "zeros", False, threads=2)
+        expected = run_ort_grid_sample(x, np.where(ordinary[..., None], grid, 0), mode, "zeros", False)
+        np.testing.assert_allclose(np.where(ordinary[:, None], default, 0), np.where(ordinary[:, None], expected, 0),
+                                   **TOLERANCES[dtype])
+
+
+def test_gathers_pay_is_measured_once():
+    assert sampling.gathers_pay() in (True, False)
+    assert sampling.gathers_pay() == sampling.gathers_pay()
+    assert sampling.use_gathers("auto") == "auto"
