@@ -1303,15 +1303,39 @@ def _clean_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}"[:300]
 
 
+def _microarchitecture(vendor: str, family: int, model: int, stepping: int) -> str:
+    """The core design from CPUID's family and model (x86 server parts these hosts have had), or ''."""
+    if vendor == "GenuineIntel" and family == 6:
+        return {85: "Cascade Lake" if stepping >= 5 else "Skylake-SP", 106: "Ice Lake-SP", 143: "Sapphire Rapids",
+                207: "Emerald Rapids", 173: "Granite Rapids"}.get(model, "")
+    if vendor == "AuthenticAMD":
+        if family == 0x19:
+            return "Zen 3" if model < 0x10 or 0x20 <= model < 0x60 else "Zen 4"
+        return {0x17: "Zen / Zen 2", 0x1A: "Zen 5"}.get(family, "")
+    return ""
+
+
 def _cpu_name() -> str:
+    """The CPU's model name with its microarchitecture and CPUID family/model/stepping (paths are chosen,
+    and numbers differ, by core design: benchmarks/README.md), e.g. 'Intel(R) Xeon(R) Processor @
+    2.50GHz (Cascade Lake, family 6 model 85 stepping 7)'."""
+    fields: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break  # the first CPU's block
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    try:
+        family, model, stepping = (int(fields[k]) for k in ("cpu family", "model", "stepping"))
+    except (KeyError, ValueError):
+        return name
+    design = _microarchitecture(fields.get("vendor_id", ""), family, model, stepping)
+    return f"{name} ({design + ', ' if design else ''}family {family} model {model} stepping {stepping})"
 
 
 if __name__ == "__main__":

@@ -134,8 +134,9 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker(*args.worker, args.threads, args.seconds)))
         return
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"CPU: {cpu}; {args.threads} threads; {args.rounds} rounds; each way in its own process")
+    from bench import _cpu_name
+
+    print(f"CPU: {_cpu_name()}; {args.threads} threads; {args.rounds} rounds; each way in its own process")
     for part in args.part or list(WAYS):
         results: dict[str, list[float]] = {way: [] for way in WAYS[part]}
         for _ in range(args.rounds):
