@@ -25,10 +25,13 @@ int irgrid_affine_grid_plan(irgrid_affine_grid* p) {
     }
     if (p->out_dims[p->rank - 1] > INT_MAX)
         return IRGRID_E_SIZE;  /* irgrid_affine_points counts along a row in int */
+    /* No grid that large can exist (a caller passes it), and the unit count below must not overflow. */
+    if (p->batch > 0 && points > (irgrid_index)IRGRID_INDEX_LIMIT / p->rank / p->batch)
+        return IRGRID_E_SIZE;
     p->points = points;
     irgrid_affine_axes_f32(p->out_dims, p->rank, p->align_corners, p->extents, p->starts32, p->steps32);
     irgrid_affine_axes_f64(p->out_dims, p->rank, p->align_corners, p->extents, p->starts64, p->steps64);
-    p->chunks_per_item = (points + IRGRID_AFFINE_POINTS_PER_CHUNK - 1) / IRGRID_AFFINE_POINTS_PER_CHUNK;
+    p->chunks_per_item = points / IRGRID_AFFINE_POINTS_PER_CHUNK + (points % IRGRID_AFFINE_POINTS_PER_CHUNK != 0);
     s->phases = p->batch > 0;
     s->units[0] = p->batch * p->chunks_per_item;
     s->workers = (int)(s->units[0] < p->threads ? (s->units[0] > 1 ? s->units[0] : 1) : (p->threads > 1 ? p->threads : 1));

@@ -284,7 +284,8 @@ static int irgrid_deform_times(irgrid_index a, irgrid_index b, irgrid_index* pro
 }
 
 int irgrid_deform_im2col_plan(irgrid_deform_im2col* p) {
-    irgrid_index plane = 1, points = 1, kernel_size = 1, size;
+    const irgrid_index limit = (irgrid_index)IRGRID_INDEX_LIMIT;
+    irgrid_index plane = 1, points = 1, kernel_size = 1, size, span, reach;
     int d;
     memset(&p->schedule, 0, sizeof(p->schedule));
     if (p->rank < 1 || p->rank > IRGRID_DEFORM_MAX_RANK)
@@ -303,6 +304,12 @@ int irgrid_deform_im2col_plan(irgrid_deform_im2col* p) {
                 || !irgrid_deform_times(plane, p->in_dims[d], &plane)
                 || !irgrid_deform_times(points, p->out_dims[d], &points)
                 || !irgrid_deform_times(kernel_size, p->kernel[d], &kernel_size))
+            return IRGRID_E_SIZE;
+        /* The tap loop forms each position o * stride - pad + k * dilation (before its offset) in
+           irgrid_index: each term within IRGRID_INDEX_LIMIT, so no sum of them overflows. */
+        if (!irgrid_deform_times(p->out_dims[d] - 1, p->strides[d], &span)
+                || !irgrid_deform_times(p->kernel[d], p->dilations[d], &reach)
+                || p->pads_begin[d] > limit || p->pads_begin[d] < -limit)
             return IRGRID_E_SIZE;
     }
     if (!irgrid_deform_times(plane, p->channels, &size) || !irgrid_deform_times(kernel_size, p->channels, &size)
@@ -347,7 +354,7 @@ int irgrid_deform_transpose_plan(irgrid_deform_transpose* p) {
         return IRGRID_E_DIMS;
     if (!irgrid_deform_times(p->rows, p->cols, &size))
         return IRGRID_E_SIZE;
-    p->col_blocks = (p->cols + b - 1) / b;
+    p->col_blocks = p->cols / b + (p->cols % b != 0);  /* cols may be huge when rows is 0 */
     p->schedule.phases = 1;
     if (p->rows > 0 && p->cols > 0)
         p->schedule.units[0] = (p->rows + b - 1) / b * p->col_blocks;

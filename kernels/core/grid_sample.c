@@ -285,6 +285,12 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
         s->phases = 0;
         return IRGRID_OK;
     }
+    /* No data or output that large can exist (a caller passes both), and the schedule's unit counts, formed
+       from these products, must not overflow: past IRGRID_INDEX_LIMIT elements the problem is refused. */
+    if (p->channels > (irgrid_index)IRGRID_INDEX_LIMIT / p->batch
+        || (plane > (irgrid_index)IRGRID_INDEX_LIMIT / (p->batch * p->channels))
+        || (points > (irgrid_index)IRGRID_INDEX_LIMIT / (p->batch * p->channels)))
+        return IRGRID_E_SIZE;
     simd = p->simd && irgrid_simd_available();
     if (simd && irgrid_interleave_fits(rank, p->mode, plane)) {
         p->lanes = interleave_lanes(p, itemsize);

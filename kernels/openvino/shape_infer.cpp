@@ -1,6 +1,7 @@
 #include "shape_infer.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "errors.hpp"
 
@@ -32,16 +33,32 @@ static int64_t merge_dim(int64_t a, int64_t b, const std::string& what, int inde
     return a >= 0 ? a : b;
 }
 
-// base ** exp in decimal (the message prints the exact count, however large).
-static std::string power_text(int base, int64_t exp) {
+// The product of sizes (each >= 0) in decimal, exact however large (Python's ints print so; the
+// message of a count past int64 names it whole).
+static std::string product_text(const std::vector<int64_t>& factors) {
     std::vector<int> digits{1};  // least significant first
-    for (int64_t e = 0; e < exp; e++) {
-        int carry = 0;
-        for (auto& d : digits) { int v = d * base + carry; d = v % 10; carry = v / 10; }
-        while (carry) { digits.push_back(carry % 10); carry /= 10; }
+    for (int64_t factor : factors) {
+        unsigned __int128 carry = 0;
+        for (auto& d : digits) {
+            const unsigned __int128 v = (unsigned __int128)d * (uint64_t)factor + carry;
+            d = (int)(v % 10);
+            carry = v / 10;
+        }
+        while (carry) { digits.push_back((int)(carry % 10)); carry /= 10; }
     }
+    while (digits.size() > 1 && digits.back() == 0) digits.pop_back();
     std::string out;
     for (auto it = digits.rbegin(); it != digits.rend(); ++it) out += (char)('0' + *it);
+    return out;
+}
+
+static std::string power_text(int base, int64_t exp) { return product_text(std::vector<int64_t>(exp, base)); }
+
+// A value of the geometry's int128 arithmetic in decimal.
+static std::string int128_text(__int128 value) {
+    if (value < 0) return "-" + int128_text(-value);
+    std::string out;
+    do { out.insert(out.begin(), (char)('0' + (int)(value % 10))); value /= 10; } while (value);
     return out;
 }
 
@@ -183,13 +200,18 @@ static std::vector<int64_t> output_dims(const Geometry& g, const std::vector<int
             dims.push_back(UNKNOWN);
             continue;
         }
-        int64_t span = g.dilations[axis] * (g.kernel[axis] - 1) + 1;
-        int64_t padded = in_dims[axis] + g.pads_begin[axis] + g.pads_end[axis];
+        // In int128, as Python's ints compute it: each term is an int64, so neither sum nor product overflows.
+        const __int128 span = (__int128)g.dilations[axis] * (g.kernel[axis] - 1) + 1;
+        const __int128 padded = (__int128)in_dims[axis] + g.pads_begin[axis] + g.pads_end[axis];
         if (padded < span)
-            throw shape_error("spatial axis " + std::to_string(axis) + ": the dilated kernel (" + std::to_string(span) +
-                              ") is larger than the padded input (" + std::to_string(padded) +
+            throw shape_error("spatial axis " + std::to_string(axis) + ": the dilated kernel (" + int128_text(span) +
+                              ") is larger than the padded input (" + int128_text(padded) +
                               "); the output size would not be positive", 0);
-        dims.push_back((padded - span) / g.strides[axis] + 1);
+        const __int128 out = (padded - span) / g.strides[axis] + 1;
+        if (out > INT64_MAX)  // a dim OpenVINO cannot hold (irgrid's reader caps dims at 2^48 before this)
+            throw shape_error("spatial axis " + std::to_string(axis) + ": the output size " + int128_text(out) +
+                              " is past int64", 0);
+        dims.push_back((int64_t)out);
     }
     return dims;
 }
@@ -199,12 +221,22 @@ static void require_rank_like_data(const Info& info, int64_t rank, int index, co
         throw shape_error(what + " must have rank " + std::to_string(rank) + " like the data, got " + format_shape(info), index);
 }
 
-static void check_sampling_input(const Info& info, int index, const std::string& what, int64_t batch, int64_t channels,
-                                 const std::vector<int64_t>& out_dims, int64_t rank, const std::string& per_tap) {
+// channel_factors: the channels' count as a product (offset groups, kernel dims[, spatial dims]), empty
+// while unknown; a count past int64 differs from any dim (Python compares its exact value).
+static void check_sampling_input(const Info& info, int index, const std::string& what, int64_t batch,
+                                 const std::vector<int64_t>& channel_factors, const std::vector<int64_t>& out_dims,
+                                 int64_t rank, const std::string& per_tap) {
     require_rank_like_data(info, rank, index, what);
     require_float(info, index, what);
     merge_dim(info.dims[0], batch, what + " batch differs from the data's", index);
-    merge_dim(info.dims[1], channels, what + " channels must be offset groups x kernel size" + per_tap, index);
+    const std::string channels_what = what + " channels must be offset groups x kernel size" + per_tap;
+    int64_t channels = channel_factors.empty() ? UNKNOWN : 1;
+    for (int64_t factor : channel_factors)
+        if (channels >= 0 && __builtin_mul_overflow(channels, factor, &channels)) channels = -2;  // past int64
+    if (channels != -2)
+        merge_dim(info.dims[1], channels, channels_what, index);
+    else if (info.dims[1] >= 0)
+        throw shape_error(channels_what + ": " + std::to_string(info.dims[1]) + " != " + product_text(channel_factors), index);
     for (size_t axis = 0; axis < out_dims.size(); axis++)
         merge_dim(info.dims[2 + axis], out_dims[axis], what + " spatial dim " + std::to_string(axis) + " must equal the output's", index);
 }
@@ -244,15 +276,17 @@ std::vector<Info> infer_deform_conv(const Attrs& attrs, const std::vector<Info>&
     if (zero)
         throw shape_error("filters' output channels and kernel dims must be positive, got " + format_shape(filters), 1);
     std::vector<int64_t> out_dims(r, UNKNOWN);
-    int64_t taps = UNKNOWN;
+    std::vector<int64_t> taps;  // offset groups x kernel dims: the mask's channels (empty: unknown)
     if (!unknown) {
         Geometry g = deform_conv_geometry(attrs, kernel);
         out_dims = output_dims(g, std::vector<int64_t>(data.dims.begin() + 2, data.dims.end()));
-        taps = offset_groups;
-        for (int64_t k : kernel) taps *= k;
+        taps = {offset_groups};
+        taps.insert(taps.end(), kernel.begin(), kernel.end());
     }
     const int64_t batch = data.dims[0];
-    check_sampling_input(offsets, 2, "offsets", batch, taps < 0 ? UNKNOWN : taps * r, out_dims, data.rank(),
+    std::vector<int64_t> offset_channels = taps;
+    if (!taps.empty()) offset_channels.push_back(r);
+    check_sampling_input(offsets, 2, "offsets", batch, offset_channels, out_dims, data.rank(),
                          " x " + std::to_string(r) + " spatial dims");
     if (inputs.size() > 4) check_sampling_input(inputs[4], 4, "mask", batch, taps, out_dims, data.rank(), "");
     if (inputs.size() > 3) {

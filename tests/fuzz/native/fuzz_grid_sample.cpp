@@ -1,0 +1,157 @@
+// libFuzzer target: GridSample (and the fused AffineGrid -> GridSample) through the C core's contract,
+// problem struct -> irgrid_grid_sample_plan -> irgrid_grid_sample_run over every round, phase and unit
+// (kernels/core/grid_sample.h), under ASan and UBSan. The fuzzer picks the problem (dtype, rank, dims
+// from 0 to 2^63 - 1, mode, padding, align_corners, the path policies, the thread hint) and the values
+// (NaN, +-Inf, 1e30, 3.4e38, denormals, exact halves at chosen places).
+//
+// Oracle (docs/fuzzing.md): no sanitizer report; the plan refuses with an IRGRID_E_* code, never
+// crashes, and accepts every small valid problem; its scratch stays within fuzz::MAX_SCRATCH; the
+// output is the same bits planned for 1 thread and run on one worker as planned for the fuzzed thread
+// hint and run on 2-5 workers in any grouping (every output written, no scratch read before it is
+// written); with the vector paths off, fused equals AffineGrid then GridSample; and docs/semantics.md's
+// rules per point: a NaN coordinate gives NaN, a point at infinity gives 0 under zeros padding, finite
+// coordinates over tame data give finite values.
+extern "C" {
+#include "affine_grid.h"
+#include "grid_sample.h"
+}
+#include "common.hpp"
+
+using namespace fuzz;
+
+namespace {
+
+int64_t product(const irgrid_index* dims, int64_t rank) {
+    int64_t n = 1;
+    for (int64_t k = 0; k < rank; k++) n = times(n, dims[k]);
+    return n;
+}
+
+// Plan `p` for one thread and run it on one worker into a fresh output filled with `garbage`.
+void run_alone(irgrid_grid_sample p, Buffer& out, unsigned char garbage) {
+    p.threads = 1;
+    p.output = out.data;
+    if (out.bytes) std::memset(out.data, garbage, out.bytes);
+    FUZZ_CHECK(irgrid_grid_sample_plan(&p) == IRGRID_OK);
+    run_schedule(p, irgrid_grid_sample_run, Split{}, garbage);
+}
+
+template <class T>
+void check_points(const irgrid_grid_sample& p, const T* coords, const T* out, bool tame_data) {
+    const int64_t r = p.rank;
+    for (int64_t b = 0; b < p.batch; b++)
+        for (int64_t q = 0; q < p.points; q++) {
+            bool nan = false, infinite = false;
+            for (int64_t d = 0; d < r; d++) {
+                const T g = coords[(b * p.points + q) * r + d];
+                nan = nan || g != g;
+                infinite = infinite || (g == g && !(std::fabs((double)g) < IRGRID_AT_INFINITY));
+            }
+            for (int64_t c = 0; c < p.channels; c++) {
+                const T y = out[(b * p.channels + c) * p.points + q];
+                if (nan && !infinite) FUZZ_CHECK(y != y, (long long)b, (long long)q);
+                if (infinite && !nan && p.padding == IRGRID_PAD_ZEROS) FUZZ_CHECK(y == 0, (long long)b, (long long)q);
+                if (!nan && !infinite && tame_data) FUZZ_CHECK(std::isfinite((double)y), (long long)b, (long long)q);
+            }
+        }
+}
+
+template <class T>
+void run(FuzzedDataProvider& in, irgrid_grid_sample p, int64_t data_n, int64_t coords_n, int64_t out_n) {
+    Buffer data(data_n * sizeof(T), 0), coords(coords_n * sizeof(T), 0);
+    Buffer out_a(out_n * sizeof(T), 0xA5), out_b(out_n * sizeof(T), 0x5A);
+    fill_values(in, Fill::from(in), data.as<T>(), data_n);
+    fill_values(in, Fill::from(in), coords.as<T>(), coords_n);
+    p.data = data.data;
+    p.coords = coords.data;
+
+    run_alone(p, out_a, 0xA5);
+
+    irgrid_grid_sample q = p;  // the caller's thread hint, on several workers
+    q.output = out_b.data;
+    FUZZ_CHECK(irgrid_grid_sample_plan(&q) == IRGRID_OK);
+    run_schedule(q, irgrid_grid_sample_run, pick_split(in), 0x5A);
+    if (out_a.bytes) FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, q.path, q.threads);
+
+    const T* grid = p.affine ? nullptr : coords.as<T>();
+    const int64_t lattice_n = p.affine ? times(p.batch, times(p.points, p.rank)) : 0;
+    Buffer lattice(lattice_n > 0 && out_a.bytes ? lattice_n * sizeof(T) : 0, 0);
+    if (p.affine && !p.simd && lattice.bytes) {  // fused == AffineGrid, then GridSample on its grid
+        irgrid_affine_grid a{};
+        a.dtype = p.dtype;
+        a.batch = p.batch;
+        a.rank = p.rank;
+        for (int64_t k = 0; k < p.rank; k++) a.out_dims[k] = p.out_dims[k];
+        a.align_corners = p.grid_align_corners;
+        a.theta = coords.data;
+        a.grid = lattice.data;
+        a.threads = 1;
+        FUZZ_CHECK(irgrid_affine_grid_plan(&a) == IRGRID_OK);
+        run_schedule(a, irgrid_affine_grid_run, Split{}, 0);
+        irgrid_grid_sample unfused = p;
+        unfused.affine = 0;
+        unfused.coords = lattice.data;
+        run_alone(unfused, out_b, 0x5A);
+        FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, p.path);
+        grid = lattice.as<T>();
+    }
+    if (grid) check_points(p, grid, out_a.as<T>(), tame(data.as<T>(), data_n, 1e6));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
+    FuzzedDataProvider in(bytes, size);
+    irgrid_grid_sample p{};
+    p.dtype = pick_code(in, 2);
+    const uint8_t rank_kind = in.ConsumeIntegral<uint8_t>();
+    p.rank = rank_kind < 200 ? 1 + rank_kind % 3 : (rank_kind < 250 ? rank_kind % 8 : pick_size(in, IRGRID_MAX_RANK + 1));
+    const int64_t dims = p.rank < 0 ? 0 : (p.rank > IRGRID_MAX_RANK ? IRGRID_MAX_RANK : p.rank);
+    for (int64_t k = 0; k < dims; k++) {
+        p.dims[k] = pick_size(in, 6);
+        p.out_dims[k] = pick_size(in, 6);
+    }
+    p.batch = pick_size(in, 2);
+    p.channels = pick_size(in, 20);
+    p.mode = pick_code(in, 3);
+    p.padding = pick_code(in, 3);
+    p.align_corners = in.ConsumeBool();
+    p.affine = in.ConsumeIntegral<uint8_t>() < 64;
+    p.grid_align_corners = in.ConsumeBool();
+    p.simd = in.ConsumeBool();
+    p.interleave = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
+    p.binning = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
+    p.threads = in.ConsumeIntegralInRange<int>(0, 8);
+
+    irgrid_grid_sample planned = p;
+    const int status = irgrid_grid_sample_plan(&planned);
+    bool small_valid = (p.dtype == IRGRID_F32 || p.dtype == IRGRID_F64) && p.mode >= 0 && p.mode <= 2 && p.padding >= 0
+                       && p.padding <= 2 && p.rank >= 1 && p.rank <= 3 && p.batch >= 0 && p.batch <= 64
+                       && p.channels >= 0 && p.channels <= 64;
+    for (int64_t k = 0; k < dims; k++)
+        small_valid = small_valid && p.dims[k] >= 1 && p.dims[k] <= 64 && p.out_dims[k] >= (p.affine ? 1 : 0)
+                      && p.out_dims[k] <= 64;
+    if (status != IRGRID_OK) {
+        FUZZ_CHECK(known_status(status), status);
+        FUZZ_CHECK(!small_valid, status);
+        return 0;
+    }
+    const irgrid_schedule& s = planned.schedule;
+    FUZZ_CHECK(s.worker_bytes <= MAX_SCRATCH && s.shared_bytes <= MAX_SCRATCH, (long long)s.worker_bytes,
+               (long long)s.shared_bytes);
+    FUZZ_CHECK(s.workers <= (p.threads > 1 ? p.threads : 1), s.workers, p.threads);
+    FUZZ_CHECK(planned.path >= IRGRID_GS_BLOCKS && planned.path <= IRGRID_GS_BINNED, planned.path);
+
+    const int64_t plane = product(p.dims, p.rank), points = product(p.out_dims, p.rank);
+    const int64_t data_n = times(times(p.batch, p.channels), plane);
+    const int64_t coords_n = p.affine ? times(p.batch, times(p.rank, p.rank + 1)) : times(times(p.batch, points), p.rank);
+    const int64_t out_n = times(times(p.batch, p.channels), points);
+    const int64_t work = times(out_n, planned.max_taps);
+    if (data_n < 0 || coords_n < 0 || out_n < 0 || data_n + coords_n + out_n > MAX_ELEMENTS || work > MAX_WORK)
+        return 0;  // planned, too large to run here
+    if (p.dtype == IRGRID_F32)
+        run<float>(in, planned, data_n, coords_n, out_n);
+    else
+        run<double>(in, planned, data_n, coords_n, out_n);
+    return 0;
+}
