@@ -67,7 +67,8 @@ void run(FuzzedDataProvider& in, irgrid_grid_sample p, int64_t data_n, int64_t c
 
     run_alone(p, out_a, 0xA5);
 
-    irgrid_grid_sample q = p;  // the caller's thread hint, on several workers
+    irgrid_grid_sample q = p;  // the caller's thread hint, on several workers, reading either way
+    q.gathers = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
     q.output = out_b.data;
     FUZZ_CHECK(irgrid_grid_sample_plan(&q) == IRGRID_OK);
     run_schedule(q, irgrid_grid_sample_run, pick_split(in), 0x5A);
@@ -121,6 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     p.simd = in.ConsumeBool();
     p.interleave = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
     p.binning = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
+    p.gathers = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
     p.threads = in.ConsumeIntegralInRange<int>(0, 8);
 
     irgrid_grid_sample planned = p;
