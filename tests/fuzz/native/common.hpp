@@ -196,6 +196,17 @@ inline Split pick_split(FuzzedDataProvider& in) {
     return split;
 }
 
+// The thread-count independence of a planned problem whose output `out` points into: run once on one
+// worker into `a` (filled with 0xA5 first), once split as the fuzzer picks into `b` (0x5A), the same bits.
+template <class Problem, class Run>
+void same_bits_on_any_workers(FuzzedDataProvider& in, Problem& p, Run run, void*& out, Buffer& a, Buffer& b) {
+    out = a.data;
+    run_schedule(p, run, Split{}, 0xA5);
+    out = b.data;
+    run_schedule(p, run, pick_split(in), 0x5A);
+    if (a.bytes) FUZZ_CHECK(std::memcmp(a.data, b.data, a.bytes) == 0);
+}
+
 // Whether two arrays hold the same values bit for bit, except that any NaN equals any NaN: for results
 // of two code paths (AVX2 and baseline), where x86's default NaN from arithmetic (sign bit set) may meet
 // a NaN the kernel writes (sign bit clear); the sign of a NaN means nothing (docs/semantics.md).

@@ -17,11 +17,7 @@ static void run(FuzzedDataProvider& in, irgrid_prior_grid& p, int64_t priors_n, 
     Buffer priors(priors_n * sizeof(T), 0), out_a(out_n * sizeof(T), 0xA5), out_b(out_n * sizeof(T), 0x5A);
     fill_values(in, Fill::from(in), priors.as<T>(), priors_n);
     p.priors = priors.data;
-    p.out = out_a.data;
-    run_schedule(p, irgrid_prior_grid_run, Split{}, 0xA5);
-    p.out = out_b.data;
-    run_schedule(p, irgrid_prior_grid_run, pick_split(in), 0x5A);
-    if (out_n) FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0);
+    same_bits_on_any_workers(in, p, irgrid_prior_grid_run, p.out, out_a, out_b);
     const T steps[2] = {(T)p.step_w, (T)p.step_h};
     if (tame(priors.as<T>(), priors_n, 1e6) && tame(steps, 2, 1e6)) FUZZ_CHECK(tame(out_a.as<T>(), out_n, 1e30));
 }
