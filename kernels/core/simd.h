@@ -4,8 +4,10 @@
    group of lanes' taps (int32 plane indices, weights, validity masks) is computed once in registers
    from the normalised coordinates, IRGRID_SIMD_GROUPS groups into an L1 buffer, then every channel
    reads them: masked gathers (a masked-off lane is never read: zeros padding drops a tap without
-   touching memory, so an Inf elsewhere in X cannot leak into it), summed tap by tap in the scalar
-   path's tap order (outermost dim major) with FMA.
+   touching memory), or, where this CPU runs those slower, scalar loads (a masked-off lane reads the
+   plane's first element instead and its value is masked away bit for bit), so an Inf elsewhere in X
+   cannot leak into a dropped tap either way; summed tap by tap in the scalar path's tap order
+   (outermost dim major) with FMA.
    Lanes the vector arithmetic does not cover (NaN or |g| >= 1e30 coordinates, |x| > 2**22 pixels
    after denormalising, reflection beyond one period) read nothing; their indices are returned in
    `fallback` for the caller's scalar path. The per-point arithmetic depends only on that point's
