@@ -164,6 +164,12 @@ def _counters(stdout: str) -> dict[str, list[str]]:
     raise AssertionError("no total row")
 
 
+def _adds_up(shares: list[float]) -> bool:
+    """Whether -pc's shares, each printed to 0.1%, add up to 100% within their rounding (0.05% each: a
+    dynamic model's 25 rows once summed to 100.5)."""
+    return abs(sum(shares) - 100) <= 0.05 * len(shares) + 1e-9
+
+
 @pytest.mark.parametrize("device", ["irgrid", "openvino"])
 def test_per_layer_counters(device, tmp_path):
     """-pc: each layer that ran, its type, kernel, median ms and share, as benchmark_app prints them."""
@@ -174,7 +180,7 @@ def test_per_layer_counters(device, tmp_path):
     rows = _counters(proc.stdout)
     assert rows["warped"][0] == "GridSample"
     shares = [float(row[-1].rstrip("%")) for row in rows.values()]
-    assert abs(sum(shares) - 100) < 0.5 and all(float(row[-2]) >= 0 for row in rows.values())
+    assert _adds_up(shares) and all(float(row[-2]) >= 0 for row in rows.values())
     if device == "irgrid":  # the steps of irgrid's plan, in order, with the kernel each runs
         assert list(rows) == ["flow_nhwc", "sample_xy", "sample_scaled", "grid", "warped"]
         assert rows["warped"][1] == "sampling.SamplePlan" and rows["grid"][1] == "numpy"
@@ -200,7 +206,7 @@ def test_per_layer_counters_of_a_dynamic_model_on_openvino(tmp_path):
     proc = run_cli("infer", path, "-d", "openvino", "-niter", 8, "-pc", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     shares = [float(row[-1].rstrip("%")) for row in _counters(proc.stdout).values()]
-    assert "GridSample" in proc.stdout and abs(sum(shares) - 100) < 0.5
+    assert "GridSample" in proc.stdout and _adds_up(shares)
 
 
 @pytest.mark.parametrize("dtype", [">f4", "c8", "f8"])
