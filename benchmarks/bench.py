@@ -604,12 +604,16 @@ def _peer_fn(peer: str, case: dict, inputs: dict[str, np.ndarray], xml: str, thr
         core = ov.Core()
         if peer == "openvino_ext":  # the same case with GridSample irgrid1, run by irgrid's extension
             import irgrid
-            import irgrid.openvino
+            from irgrid.openvino.runner import add_irgrid_extension
 
-            irgrid.set_num_threads(threads)
-            core.add_extension(irgrid.openvino.extensions())
+            irgrid.set_num_threads(threads)  # (the Python ops' kernels)
+            which = add_irgrid_extension(core)  # the native library where it loads, as `-d openvino` does
             xml = xml.replace(".xml", ".irgrid1.xml")
             _write_ir(case, Path(xml), owned=True)
+            fn, version = _openvino_fn(core, core.read_model(xml), inputs, threads)
+            # The core stays alive with the callable: a model read through a native library must not
+            # outlive the core that loaded it.
+            return (lambda: (core, fn())[1]), f"{version}, {which}"
         return _openvino_fn(core, core.read_model(xml), inputs, threads)
     if peer == "onnxruntime" and case["kind"] == "deform_conv":
         return _onnxruntime_deform_conv(case, inputs, threads)
@@ -1258,7 +1262,8 @@ def _print_tables(report: dict, available: dict) -> None:
         labels = {"irgrid": "irgrid.compile_model(...)(inputs)", "irgrid_kernel": "irgrid kernel entry only "
                   "(SamplePlan: grid_sample.sample_plan)",
                   "openvino": "OpenVINO infer request (native GridSample-9)",
-                  "openvino_ext": "OpenVINO infer request, irgrid1 op via the extension",
+                  "openvino_ext": "OpenVINO infer request, irgrid1 op via irgrid's extension (the native library "
+                                  "where it loads, else the Python ops: the version says which)",
                   "onnxruntime": "onnxruntime session.run", "torch": "torch grid_sample"}
         for peer, res in tiny["peers"].items():
             if res.get("ok"):
