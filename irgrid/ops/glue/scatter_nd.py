@@ -70,6 +70,17 @@ def _last_updates(flat: np.ndarray) -> np.ndarray:
     return len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]
 
 
+def _reduce_into(target: np.ndarray, flat: np.ndarray, values: np.ndarray, reduction: str) -> None:
+    """target[flat[k]] = reduction(target[flat[k]], values[k]) for every k in order, repeats included;
+    f16 reduced in f32 and rounded once, as OpenVINO computes it."""
+    if target.dtype == np.float16:
+        wide = target.astype(np.float32)
+        _REDUCTIONS[reduction].at(wide, flat, values.astype(np.float32))
+        target[...] = wide
+    else:
+        (_BOOLEAN_REDUCTIONS if target.dtype == np.bool_ else _REDUCTIONS)[reduction].at(target, flat, values)
+
+
 def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
     data, indices, updates = inputs
     out = np.array(data, order="C")
@@ -85,12 +96,8 @@ def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
     elif reduction == "none":
         last = _last_updates(flat)
         target[flat[last]] = values[last]
-    elif data.dtype == np.float16:  # reduced in f32 and rounded once, as OpenVINO computes f16
-        wide = target.astype(np.float32)
-        _REDUCTIONS[reduction].at(wide, flat, values.astype(np.float32))
-        target[...] = wide
     else:
-        (_BOOLEAN_REDUCTIONS if data.dtype == np.bool_ else _REDUCTIONS)[reduction].at(target, flat, values)
+        _reduce_into(target, flat, values, reduction)
     return [out]
 
 
@@ -153,12 +160,7 @@ def _prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
             out = np.array(data, order="C")
             target = out.reshape(rows_shape)
             values = updates.reshape((len(flat),) + trailing)
-            if data.dtype == np.float16:
-                wide = target.astype(np.float32)
-                _REDUCTIONS[reduction].at(wide, flat, values.astype(np.float32))
-                target[...] = wide
-            else:
-                (_BOOLEAN_REDUCTIONS if data.dtype == np.bool_ else _REDUCTIONS)[reduction].at(target, flat, values)
+            _reduce_into(target, flat, values, reduction)
             return [out]
         return reduce
     block = strided_block(flat) if np.prod(trailing) else None
