@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     infer.add_argument("-seed", type=int, default=0, help="seed for random inputs (default 0)")
     infer.add_argument("-pc", action="store_true", help="per-layer performance counters (type, kernel, median "
                        "time, share), as benchmark_app's -pc")
-    infer.add_argument("--plan", action="store_true", help="print irgrid's plan: steps, fusions, kernels, buffers, "
+    infer.add_argument("--plan", action="store_true", help="print irgrid's plan for the inputs' shapes: steps, fusions, kernels, buffers, "
                        "peak memory")
     infer.add_argument("--save-images", metavar="DIR", help="write image-like inputs and outputs as PNGs "
                        "(needs Pillow: pip install 'irgrid[images]')")
@@ -301,14 +301,14 @@ def _infer(args) -> int:
                                get_num_threads(), profile=args.pc)
     print(f"Device: {why}")
     _print_extension(compiled)
-    if args.plan:
-        describe = getattr(compiled, "describe", None)  # irgrid's runtime has a plan; OpenVINO's does not
-        print(describe() if describe else "Plan: none (OpenVINO runs this model)")
     if suffix == ".npy" and len(compiled.outputs) != 1:
         raise _UsageError(f"-o {args.output!r}: a .npy holds one output and this model has "
                           f"{len(compiled.outputs)}: use .npz")
     inputs, source = _load_inputs(args, compiled)
     print(f"Inputs: {source}")
+    if args.plan:  # the plan for these inputs' shapes, the one that runs them
+        describe = getattr(compiled, "describe", None)  # irgrid's runtime has a plan; OpenVINO's does not
+        print(describe(inputs=inputs) if describe else "Plan: none (OpenVINO runs this model)")
     start = time.perf_counter()
     outputs = compiled(inputs)
     print(f"First inference took {(time.perf_counter() - start) * 1e3:.3f} ms")

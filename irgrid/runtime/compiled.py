@@ -219,6 +219,12 @@ class CompiledModel:
             if len(self._seen) > _SEEN_SHAPES:
                 self._seen.popitem(last=False)
             return None
+        return self._plan_for(shapes)
+
+    def _plan_for(self, shapes: tuple) -> CompiledModel | None:
+        """The plan for these input shapes, compiled now and kept with the others (None: they were refused)."""
+        if shapes in self._plans:
+            return self._plans[shapes]
         try:
             plan = CompiledModel(self.model, {p.name: shape for (p, _), shape in zip(self.inputs, shapes)},
                                  self.threads, self.fuse)
@@ -272,10 +278,19 @@ class CompiledModel:
 
     __call__ = infer
 
-    def describe(self, structured: bool = False) -> str | dict:
+    def describe(self, structured: bool = False,
+                 inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] | None = None) -> str | dict:
         """The plan: every layer in order, what became of it (run, fused into which layer, folded),
         each step's kernel and output buffer, and the plan's peak memory; text, or a dict when
-        `structured`."""
+        `structured`. Given `inputs` of a model with dynamic input dims, the plan specialised to their
+        shapes, which is what runs them (module docstring), rather than the generic one with its `?`
+        dims and no buffers."""
+        if inputs is not None and self._specialize:
+            with self._lock:
+                values = self._feed(inputs)
+                plan = self._plan_for(tuple(values[(p.id, 0)].shape for p, _ in self.inputs))
+            if plan is not None:
+                return plan.describe(structured)
         plan = describe_plan(self.model, self._infos, set(self._constants), self._steps, self._fusions,
                              self.fuse)
         return plan if structured else format_plan(plan)
