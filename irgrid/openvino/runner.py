@@ -8,6 +8,8 @@ and carried as f32, as irgrid carries them.
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import re
 from collections import OrderedDict
@@ -56,6 +58,7 @@ class OpenVINOModel:
         # run (and are destroyed by); freed first, it would unload the library under them.
         self._core = core = ov.Core()
         self.extension = add_irgrid_extension(core)
+        native = self.extension == NATIVE
         core.add_extension(conversion_extensions())
         config = {"INFERENCE_PRECISION_HINT": "f32", "PERF_COUNT": "YES" if profile else "NO"}
         if threads:
@@ -64,6 +67,11 @@ class OpenVINOModel:
         try:
             model = _read(core, path)
             _stand_in_for_crashing_layers(model)
+            if native:
+                replaced = _irgrid_sampling_where_faster(model)
+                if replaced:
+                    self.extension += f"; its GridSample runs {replaced} GridSample-9 layer" \
+                                      f"{'s' if replaced > 1 else ''} of many channels, where it is faster"
             if shapes:
                 shapes = name_single_input(shapes, [_input_names(port)[0] for port in model.inputs])
                 ports = {name: _port(model.inputs, name) for name in shapes}
@@ -125,16 +133,66 @@ class OpenVINOModel:
 _PYTHON_INTERRUPT = "KeyboardInterrupt"
 
 
+NATIVE = "irgrid's native extension"
+
+
 def add_irgrid_extension(core: ov.Core) -> str:
     """irgrid's operators into `core`: the native library where it can be used, else irgrid's Python ops;
-    returns which, for the device line."""
+    returns which, for the device line (NATIVE for the library)."""
     try:
         path = library_path()
     except NativeLibraryError as exc:
         core.add_extension(extensions())
         return f"irgrid's Python ops; {exc.reason}"
+    _keep_loaded(path)
     core.add_extension(str(path))
-    return "irgrid's native extension"
+    return NATIVE
+
+
+@functools.cache
+def _keep_loaded(path: Path) -> None:
+    """Loads the native library for the rest of the process (RTLD_NODELETE): the nodes of its ops hold
+    its code (their destructors, clone_with_new_inputs), and a node created outside a Core's reader (by
+    a NodeFactory, `_irgrid_sampling_where_faster`) does not keep the library loaded, so a Core or
+    factory freed before the model's last node unloaded it under them (a segfault at exit)."""
+    ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_NODELETE)
+
+
+# GridSample-9 layers whose data has at least this many channels (static) run on irgrid's GridSample
+# instead, per mode: there irgrid's kernel is faster than the CPU plugin's; with fewer, the plugin's
+# JIT kernel wins (benchmarks/README.md, "irgrid's GridSample in place of GridSample-9").
+_IRGRID_SAMPLING_FROM_CHANNELS = {"bilinear": 8, "nearest": 16, "bicubic": 4}
+
+
+def _irgrid_sampling_where_faster(model: ov.Model) -> int:
+    """Puts irgrid's GridSample (irgrid1, the native library's op; the same semantics, ONNX's) in place of
+    each f32 GridSample-9 whose data has enough channels (_IRGRID_SAMPLING_FROM_CHANNELS), under its name
+    and tensor names; returns how many."""
+    from openvino.utils.node_factory import NodeFactory
+
+    factory = None
+    replaced = 0
+    for node in model.get_ordered_ops():
+        if node.get_type_name() != "GridSample" or node.get_type_info().version_id != "opset9":
+            continue
+        attrs = node.get_attributes()
+        data = node.get_input_partial_shape(0)
+        if (data.rank.is_dynamic or data[1].is_dynamic
+                or data[1].get_length() < _IRGRID_SAMPLING_FROM_CHANNELS[attrs["mode"]]
+                or any(node.get_input_element_type(i) != ov.Type.f32 for i in range(2))):
+            continue
+        if factory is None:
+            factory = NodeFactory("opset9")
+            factory.add_extension(str(library_path()))
+        irgrid_node = factory.create("GridSample", [node.input_value(0), node.input_value(1)],
+                                     {"align_corners": "true" if attrs["align_corners"] else "false",
+                                      "mode": attrs["mode"], "padding_mode": attrs["padding_mode"]})
+        irgrid_node.set_friendly_name(node.get_friendly_name())
+        old, new = node.output(0), irgrid_node.output(0)
+        new.get_tensor().set_names(old.get_names())
+        old.replace(new)
+        replaced += 1
+    return replaced
 
 
 def _refuse_in_a_fork_child() -> None:

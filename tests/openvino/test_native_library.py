@@ -473,3 +473,35 @@ def test_grid_sample_as_openvino_grid_sample_9(tmp_path, mode, padding):
         b.save(tmp_path / "gs9.xml")
         want = ov.Core().compile_model(str(tmp_path / "gs9.xml"), "CPU", F32)([x, g])[0]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-5, err_msg=f"align_corners={align}")
+
+
+@pytest.mark.parametrize("mode,below,from_", [("bilinear", 7, 8), ("nearest", 15, 16), ("bicubic", 3, 4)])
+def test_openvino_device_runs_irgrid_sampling_in_place_of_gridsample9_where_faster(tmp_path, mode, below, from_):
+    """irgrid's OpenVINO device runs irgrid's GridSample (the native library's) in place of an f32
+    GridSample-9 with enough channels (irgrid/openvino/runner.py): its outputs are then irgrid's runtime's
+    bit for bit, and both agree with torch (the CPU plugin's GridSample-9, kept below the threshold, within
+    1e-5 of torch); the device line says so. Also shows the model's last nodes outlive the library's Core."""
+    torch = pytest.importorskip("torch")
+    from openvino import opset9 as o9
+
+    from irgrid.devices import open_model
+
+    rng = np.random.default_rng(7)
+    for channels in (below, from_):
+        x = o9.parameter([2, channels, 13, 17], np.float32, name="x")
+        g = o9.parameter([2, 6, 5, 2], np.float32, name="g")
+        sampled = o9.grid_sample(x, g, {"align_corners": False, "mode": mode, "padding_mode": "reflection"})
+        path = tmp_path / f"gs9_{channels}.xml"
+        ov.save_model(ov.Model([sampled], [x, g]), str(path), compress_to_fp16=False)
+        inputs = {"x": rng.standard_normal((2, channels, 13, 17)).astype(np.float32),
+                  "g": rng.uniform(-1.3, 1.3, (2, 6, 5, 2)).astype(np.float32)}
+        on_openvino, _ = open_model(path, "openvino")
+        (got,) = on_openvino(inputs).values()
+        (runtime,) = open_model(path, "irgrid")[0](inputs).values()
+        expected = torch.nn.functional.grid_sample(torch.from_numpy(inputs["x"]), torch.from_numpy(inputs["g"]),
+                                                   mode=mode, padding_mode="reflection", align_corners=False)
+        np.testing.assert_allclose(got, expected.numpy(), rtol=0, atol=1e-5)
+        replaced = "its GridSample runs 1 GridSample-9 layer" in on_openvino.extension
+        assert replaced == (channels == from_), on_openvino.extension
+        if replaced:
+            assert np.array_equal(got, runtime)
