@@ -31,7 +31,7 @@ import numpy as np
 from .devices import DEVICES, open_model
 from .shapes import name_single_input
 from .errors import InputError, IRGridError, printable
-from .memory import check_fits
+from .input_arrays import random_inputs
 from .npz import read_arrays, save_outputs as _save_outputs
 from .pictures import load_pillow, save_pictures
 from .threads import available_cores, get_num_threads, set_num_threads, validate_threads
@@ -200,7 +200,7 @@ def _load_inputs(args, compiled) -> tuple[dict[str, np.ndarray], str]:
     if not args.inputs:
         if args.shape or not beside.exists():
             note = "; inputs.npz beside the model not used (-shape given)" if beside.exists() else ""
-            return _random_inputs(compiled, args.seed), f"random (seed {args.seed}){note}"
+            return random_inputs(compiled.inputs, args.seed), f"random (seed {args.seed}){note}"
         return _load_files([str(beside)], compiled), "inputs.npz beside the model"
     return _load_files(args.inputs, compiled), ", ".join(args.inputs)
 
@@ -218,25 +218,6 @@ def _load_files(specs: list[str], compiled) -> dict[str, np.ndarray]:
             arrays[compiled.inputs[0][0].name] = loaded
         else:
             raise InputError(f"-i {spec!r}: name the input (name:file.npy); the model has {len(compiled.inputs)}")
-    return arrays
-
-
-def _random_inputs(compiled, seed: int) -> dict[str, np.ndarray]:
-    from .ir import element_types
-
-    rng = np.random.default_rng(seed)
-    arrays = {}
-    for parameter, info in compiled.inputs:
-        if info.shape is None or None in info.shape:
-            raise InputError(f"input {parameter.name!r} has dynamic shape {info.shape}: give -shape or -i")
-        dtype = element_types.numpy_dtype(info.element_type)
-        check_fits(info.shape, dtype, what=f"random input {parameter.name!r}")
-        if dtype.kind == "f":
-            arrays[parameter.name] = rng.uniform(-1, 1, info.shape).astype(dtype)
-        elif dtype.kind == "b":
-            arrays[parameter.name] = rng.integers(0, 2, info.shape).astype(bool)
-        else:
-            arrays[parameter.name] = rng.integers(0, 10, info.shape).astype(dtype)
     return arrays
 
 

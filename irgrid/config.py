@@ -20,6 +20,7 @@ def config() -> dict:
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
         "GOMP_SPINCOUNT": os.environ.get("GOMP_SPINCOUNT"),
         "openvino_library": _native_library(),
+        "IRGRID_AUTO": _auto_mode(),
     }
 
 
@@ -31,6 +32,17 @@ def _native_library() -> str:
         return f"{library_path()} (built for OpenVINO {built_for()})"
     except NativeLibraryError as exc:
         return f"none: {exc.reason}"
+
+
+def _auto_mode() -> str:
+    """How `auto` chooses a runtime (irgrid.devices.auto_mode), or why the setting is refused."""
+    from .devices import auto_mode
+    from .errors import ConfigError
+
+    try:
+        return auto_mode()
+    except ConfigError as exc:
+        return f"refused: {exc}"
 
 
 def show_config() -> None:

@@ -1,11 +1,15 @@
 """Which runtime runs a model: irgrid's own, or OpenVINO's CPU plugin with irgrid's extension.
 
-`auto` (the CLI's default, as benchmark_app's `-d`) runs irgrid's runtime when irgrid supports every
-layer and the model is no convolutional network (`CNN_LAYERS`), and otherwise OpenVINO, which runs
-the layers irgrid lacks (ConvolutionBackpropData, MVN, ...) or the network's layers while irgrid's extension
-runs the grid operators. A model computing in f64 stays on irgrid's runtime (OpenVINO's CPU plugin
-computes f64 in f32), as does one in a process forked after OpenVINO ran (irgrid.forks). ONNX files
-always go through OpenVINO's frontend with irgrid's conversion rules.
+`auto` (the CLI's default, as benchmark_app's `-d`) runs OpenVINO where irgrid lacks a layer
+(ConvolutionBackpropData, MVN, ...), whose layers it then runs while irgrid's extension runs the grid
+operators. A model computing in f64 stays on irgrid's runtime (OpenVINO's CPU plugin computes f64 in
+f32), as does one in a process forked after OpenVINO ran (irgrid.forks). ONNX files always go through
+OpenVINO's frontend with irgrid's conversion rules. Where both runtimes run a model, `auto` measures
+both on random inputs of its shapes and keeps the faster (`auto_mode`, `_measured`): rules by layer
+type picked the slower runtime for five of seven glue-heavy blocks of real architectures (issue 41),
+and which runtime wins changes with the CPU (an AMD Zen host and an Intel Xeon have swapped the
+winner of a GridSample by 2x). Without known input shapes, or with IRGRID_AUTO=rules, it decides by
+these rules, measured where they were written:
 
 Why convolutional networks go to OpenVINO (2 threads, Zen 4, medians; irgrid's runtime against
 OpenVINO with irgrid's extension, on the same IR): OpenVINO runs such layers as one pipeline (a
@@ -31,13 +35,17 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import numpy as np
+
 from .binding import bind_layer, bind_model
-from .errors import InputError, IRGridError, OpenVINOError, Problem, UnsupportedLayerError, printable
+from .errors import ConfigError, InputError, IRGridError, OpenVINOError, Problem, UnsupportedLayerError, printable
 from .forks import marks
 from .inference import infer_model
+from .input_arrays import random_inputs
 from .ir.reader import read_ir
 from .runtime.compiled import CompiledModel
 from .shapes import name_single_input
@@ -47,6 +55,14 @@ DEVICES = ("auto", "irgrid", "openvino")
 CNN_LAYERS = ("Convolution", "GroupConvolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool")
 # Layers whose output shape depends on the values: a model holding any runs faster on OpenVINO (as above).
 DATA_DEPENDENT_LAYERS = ("NonZero",)
+AUTO_MODES = ("measure", "rules")  # auto_mode()
+# auto's measurement: random inputs of this seed, at most this many alternating rounds, stopping once a
+# round ends past this many seconds; OpenVINO is picked when irgrid's runtime takes more than
+# PREFER_IRGRID times its time (irgrid's runtime gives f64, its checks and thread-count independent bits).
+MEASURE_SEED = 0
+MEASURE_ROUNDS = 5
+MEASURE_SECONDS = 1.0
+PREFER_IRGRID = 1.05
 
 
 def open_model(path: str | os.PathLike, device: str = "auto",
@@ -77,36 +93,103 @@ def open_model(path: str | os.PathLike, device: str = "auto",
     blocking = [p for p in problems if device == "irgrid" or p.kind != "unsupportedlayer"]
     if blocking:
         bind_layer(blocking[0].layer)  # raises that problem as its own error type
-    network = sorted({layer.type for layer in model.layers.values() if layer.type in CNN_LAYERS})
-    dependent = sorted({layer.type for layer in model.layers.values() if layer.type in DATA_DEPENDENT_LAYERS})
-    why = "supports every layer"
-    if not problems and device == "auto" and (network or dependent):
-        kind, layers = ("a convolutional network", network) if network else ("data-dependent shapes", dependent)
-        kept = _kept_from_openvino(model)
-        if kept is None:
-            return _openvino(path, shapes, threads, profile), \
-                f"openvino (CPU plugin, irgrid extension): {kind} ({', '.join(layers)}), which OpenVINO runs faster"
-        why += f"; {kind} kept from OpenVINO: {kept}"
     if not problems:
         shapes = name_single_input(shapes or {}, [p.name for p in model.parameters]) or None
+        to_openvino, why = _by_rules(model) if device == "auto" else (False, "supports every layer")
+        measure = device == "auto" and auto_mode() == "measure"
+        if to_openvino and not measure:
+            return _openvino(path, shapes, threads, profile), f"openvino (CPU plugin, irgrid extension): {why}"
         try:
-            return CompiledModel(model, shapes, threads), f"irgrid ({why})"
+            compiled = CompiledModel(model, shapes, threads)
         except UnsupportedLayerError as exc:  # a variant of a supported layer (Interpolate antialias=true)
             if device == "irgrid":
                 raise
             try:
-                compiled = _openvino(path, shapes, threads, profile)
+                ov_compiled = _openvino(path, shapes, threads, profile)
             except OpenVINOError as refused:
                 raise _located(refused, [Problem.from_error(exc, exc.layer)] if exc.layer else []) from None
-            return compiled, \
+            return ov_compiled, \
                 f"openvino (CPU plugin, irgrid extension): irgrid lacks a variant of " \
                 f"{exc.layer.type}-{exc.layer.version} ({exc.reason})"
+        if measure:
+            return _measured(path, model, compiled, shapes, threads, profile, to_openvino, why)
+        return compiled, f"irgrid ({why})"
     lacking = sorted({f"{p.layer.type}-{p.layer.version}" for p in problems})
     try:
         compiled = _openvino(path, shapes, threads, profile)
     except OpenVINOError as exc:
         raise _located(exc, problems) from None
     return compiled, f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
+
+
+def auto_mode() -> str:
+    """How `auto` chooses between two runtimes that both run a model (env IRGRID_AUTO): `measure` (the
+    default) times both on random inputs, `rules` decides by the model's layers alone, without running
+    anything (the same choice on every machine and every run)."""
+    mode = os.environ.get("IRGRID_AUTO", "measure").strip().lower()
+    if mode not in AUTO_MODES:
+        raise ConfigError(f"IRGRID_AUTO={mode!r}: use one of {', '.join(AUTO_MODES)}")
+    return mode
+
+
+def _by_rules(model) -> tuple[bool, str]:
+    """Whether `auto` sends a model both runtimes run to OpenVINO by its layers alone (the module
+    docstring's rules), and why."""
+    network = sorted({layer.type for layer in model.layers.values() if layer.type in CNN_LAYERS})
+    dependent = sorted({layer.type for layer in model.layers.values() if layer.type in DATA_DEPENDENT_LAYERS})
+    if not (network or dependent):
+        return False, "supports every layer"
+    kind, layers = ("a convolutional network", network) if network else ("data-dependent shapes", dependent)
+    kept = _kept_from_openvino(model)
+    if kept is None:
+        return True, f"{kind} ({', '.join(layers)}), which OpenVINO runs faster"
+    return False, f"supports every layer; {kind} kept from OpenVINO: {kept}"
+
+
+def _measured(path, model, compiled: CompiledModel, shapes, threads, profile, to_openvino: bool,
+              why: str) -> tuple[object, str]:
+    """`auto` by measurement (`auto_mode`): irgrid's runtime where OpenVINO would not compute the model
+    as irgrid does (`_kept_from_openvino`), else the faster of the two on random inputs of the model's
+    shapes; by the rules (`to_openvino`, `why`) where its input shapes are not all known."""
+    kept = _kept_from_openvino(model)
+    if kept is not None:
+        return compiled, f"irgrid (supports every layer; kept from OpenVINO: {kept})"
+    if not all(info.shape is not None and None not in info.shape for _, info in compiled.inputs):
+        if to_openvino:
+            return _openvino(path, shapes, threads, profile), \
+                f"openvino (CPU plugin, irgrid extension): {why}; not measured: dynamic input shapes"
+        return compiled, f"irgrid ({why}; not measured: dynamic input shapes)"
+    try:
+        ov_compiled = _openvino(path, shapes, threads, profile)
+    except OpenVINOError as exc:
+        return compiled, f"irgrid (supports every layer; OpenVINO refused the model: {exc.reason})"
+    try:
+        ours, theirs = _race([compiled, ov_compiled], random_inputs(compiled.inputs, MEASURE_SEED))
+    except IRGridError as exc:  # random values a model refuses (an index out of range, ...)
+        return compiled, f"irgrid (supports every layer; not measured, random inputs failed: {exc})"
+    if ours > theirs * PREFER_IRGRID:
+        return ov_compiled, f"openvino (CPU plugin, irgrid extension): faster here, measured " \
+                            f"{theirs * 1e3:.3g} ms a call against irgrid's {ours * 1e3:.3g}"
+    return compiled, f"irgrid (supports every layer; measured {ours * 1e3:.3g} ms a call against " \
+                     f"OpenVINO's {theirs * 1e3:.3g})"
+
+
+def _race(runtimes: Sequence, inputs: Mapping[str, np.ndarray]) -> list[float]:
+    """Each runtime's fastest call on `inputs` (seconds), alternating: one untimed call each, then rounds
+    until MEASURE_ROUNDS or MEASURE_SECONDS have passed (at least one round). The fastest call, as the
+    least disturbed by other work on the machine."""
+    for run in runtimes:
+        run(inputs)
+    best = [float("inf")] * len(runtimes)
+    start = time.perf_counter()
+    for _ in range(MEASURE_ROUNDS):
+        for index, run in enumerate(runtimes):
+            begin = time.perf_counter()
+            run(inputs)
+            best[index] = min(best[index], time.perf_counter() - begin)
+        if time.perf_counter() - start >= MEASURE_SECONDS:
+            break
+    return best
 
 
 def _lacking_layers(path) -> list[Problem]:

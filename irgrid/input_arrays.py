@@ -10,6 +10,7 @@ import numpy as np
 from .errors import InputError
 from .ir import element_types
 from .ir.dims import format_shape
+from .memory import check_fits
 from .registry import TensorInfo
 
 
@@ -54,3 +55,23 @@ def input_array(name: str, info: TensorInfo, value: Any) -> np.ndarray:
             raise InputError(f"input {name!r} must have shape {format_shape(shape)}, got "
                              f"{list(array.shape)} (dim {', '.join(map(str, bad))})")
     return array
+
+
+def random_inputs(inputs: Sequence[tuple[Any, TensorInfo]], seed: int) -> dict[str, np.ndarray]:
+    """Random arrays for a compiled model's `inputs` ((input with a `.name`, TensorInfo) pairs, as both
+    devices list them), by name: floats uniform in [-1, 1), booleans, integers in [0, 10). What `irgrid
+    infer` runs without -i, and what `auto` measures the runtimes on."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for parameter, info in inputs:
+        if info.shape is None or None in info.shape:
+            raise InputError(f"input {parameter.name!r} has dynamic shape {info.shape}: give -shape or -i")
+        dtype = element_types.numpy_dtype(info.element_type)
+        check_fits(info.shape, dtype, what=f"random input {parameter.name!r}")
+        if dtype.kind == "f":
+            arrays[parameter.name] = rng.uniform(-1, 1, info.shape).astype(dtype)
+        elif dtype.kind == "b":
+            arrays[parameter.name] = rng.integers(0, 2, info.shape).astype(bool)
+        else:
+            arrays[parameter.name] = rng.integers(0, 10, info.shape).astype(dtype)
+    return arrays

@@ -1,6 +1,7 @@
 """Shared fixtures: OpenVINO as an oracle (always at f32: this CPU defaults to bf16)."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -8,6 +9,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# `auto` decides by the model's layers in these tests, the same on every machine and run; it measures
+# the runtimes only where a test asks (tests/cli/test_auto_measured.py).
+os.environ["IRGRID_AUTO"] = "rules"
 
 
 @pytest.fixture(scope="session")
