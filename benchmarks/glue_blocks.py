@@ -4,8 +4,11 @@ timed on irgrid's runtime, OpenVINO with irgrid's extension, what `auto` picks, 
     python benchmarks/glue_blocks.py [--small] [--runs 7] [--threads 2] [block/route ...]
 
 Blocks: `pwc` (PWC-Net's backward warp with its occlusion mask, 4x3x436x1024), `voxelmorph`
-(VoxelMorph's SpatialTransformer, 1x1x80x96x112), `stn3d` (F.affine_grid + F.grid_sample on
-8x1x32x64x64). Routes: `cm` (ov.convert_model with irgrid's conversion extensions), `ts`
+(VoxelMorph's SpatialTransformer, 1x1x80x96x112), `vecint` (VoxelMorph's VecInt, 7 squaring steps of a
+3x80x96x112 field), `stn3d` (F.affine_grid + F.grid_sample on 8x1x32x64x64), `raft` (RAFT's
+correlation lookup, radius 4, on one 46x62 level of 2,852 one-channel maps), `dcnv2` (a modulated
+deformable convolution written in plain PyTorch: an offset Conv2d, 9 grid_samples and a matmul, 256
+channels of 50x68). Routes: `cm` (ov.convert_model with irgrid's conversion extensions), `ts`
 (torch.onnx.export(dynamo=False) then `irgrid convert`), `dyn` (torch.onnx.export, the dynamo exporter,
 needs onnxscript, then `irgrid convert`). The runtimes are called in turn within each round (interleaved,
 so a shared machine's load falls on all alike); medians over the rounds, in ms. Needs torch.
@@ -63,15 +66,73 @@ def _modules():
         def forward(self, x, theta):
             return F.grid_sample(x, F.affine_grid(theta, list(x.shape), align_corners=False), align_corners=False)
 
-    return PWCWarp, SpatialTransformer, AffineTransformer
+    class VecInt(torch.nn.Module):  # voxelmorph/torch/layers.py's: scaling and squaring of a velocity field
+        def __init__(self, size, steps=7):
+            super().__init__()
+            self.steps, self.transformer = steps, SpatialTransformer(size)
+
+        def forward(self, vec):
+            vec = vec * (1.0 / 2 ** self.steps)
+            for _ in range(self.steps):
+                vec = vec + self.transformer(vec, vec)
+            return vec
+
+    class CorrLookup(torch.nn.Module):  # RAFT's CorrBlock.__call__ on one pyramid level, radius 4
+        def forward(self, corr, coords):
+            r = 4
+            coords = coords.permute(0, 2, 3, 1)
+            batch, h1, w1, _ = coords.shape
+            d = torch.linspace(-r, r, 2 * r + 1)
+            delta = torch.stack(torch.meshgrid(d, d, indexing="ij"), dim=-1)
+            lookup = coords.reshape(batch * h1 * w1, 1, 1, 2) + delta.view(1, 2 * r + 1, 2 * r + 1, 2)
+            height, width = corr.shape[-2:]  # RAFT's bilinear_sampler
+            xgrid, ygrid = lookup.split([1, 1], dim=-1)
+            grid = torch.cat([2 * xgrid / (width - 1) - 1, 2 * ygrid / (height - 1) - 1], dim=-1)
+            return F.grid_sample(corr, grid, align_corners=True).view(batch, h1, w1, -1)
+
+    class DCNv2Plain(torch.nn.Module):  # modulated deformable convolution in plain PyTorch: 9 grid_samples
+        def __init__(self, channels):
+            super().__init__()
+            self.offsets = torch.nn.Conv2d(channels, 27, 3, padding=1)
+            torch.nn.init.normal_(self.offsets.weight, std=0.01)
+            self.weight = torch.nn.Parameter(torch.randn(channels, 9 * channels) / (9 * channels) ** 0.5)
+
+        def forward(self, x):
+            batch, channels, height, width = x.shape
+            om = self.offsets(x)
+            mask = torch.sigmoid(om[:, 18:])
+            ys, xs = torch.meshgrid(torch.arange(height, dtype=x.dtype), torch.arange(width, dtype=x.dtype),
+                                    indexing="ij")
+            columns = []
+            for k in range(9):
+                px = xs + (k % 3 - 1) + om[:, 2 * k + 1]
+                py = ys + (k // 3 - 1) + om[:, 2 * k]
+                grid = torch.stack([2 * px / (width - 1) - 1, 2 * py / (height - 1) - 1], dim=-1)
+                columns.append(F.grid_sample(x, grid, align_corners=True) * mask[:, k:k + 1])
+            columns = torch.cat(columns, 1).flatten(2)  # (batch, 9 C, H W)
+            return torch.matmul(self.weight, columns).view(batch, channels, height, width)
+
+    return PWCWarp, SpatialTransformer, AffineTransformer, VecInt, CorrLookup, DCNv2Plain
 
 
 def _block(name: str, small: bool):
     """(module, example inputs) of a block."""
     import torch
 
-    PWCWarp, SpatialTransformer, AffineTransformer = _modules()
+    PWCWarp, SpatialTransformer, AffineTransformer, VecInt, CorrLookup, DCNv2Plain = _modules()
     generator = torch.Generator().manual_seed(0)
+    if name == "vecint":
+        size = (16, 20, 24) if small else (80, 96, 112)
+        return VecInt(size), (torch.randn((1, 3, *size), generator=generator) * 2,)
+    if name == "raft":
+        height, width = (12, 16) if small else (46, 62)
+        coords = torch.stack(torch.meshgrid(torch.arange(width, dtype=torch.float32),
+                                            torch.arange(height, dtype=torch.float32), indexing="xy"))[None]
+        return CorrLookup(), (torch.randn((height * width, 1, height, width), generator=generator),
+                              coords + torch.randn((1, 2, height, width), generator=generator) * 2)
+    if name == "dcnv2":
+        channels, height, width = (16, 12, 16) if small else (256, 50, 68)
+        return DCNv2Plain(channels), (torch.rand((1, channels, height, width), generator=generator),)
     if name == "pwc":
         shape = (1, 3, 44, 64) if small else (4, 3, 436, 1024)
         flow = torch.randn((shape[0], 2, *shape[2:]), generator=generator) * 5
@@ -112,13 +173,14 @@ def main() -> None:
     from irgrid.devices import open_model
 
     parser = argparse.ArgumentParser()
-    parser.add_argument("cases", nargs="*", default=["pwc/cm", "pwc/ts", "pwc/dyn", "voxelmorph/cm", "stn3d/dyn"])
+    parser.add_argument("cases", nargs="*", default=["pwc/cm", "pwc/ts", "pwc/dyn", "voxelmorph/cm", "vecint/cm",
+                                                     "stn3d/dyn", "raft/cm", "raft/dyn", "dcnv2/cm", "dcnv2/ts"])
     parser.add_argument("--small", action="store_true", help="small shapes, a smoke run")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print("| block/route | irgrid | openvino | torch eager | auto picks |\n|---|---|---|---|---|")
+    print("| block/route | irgrid | openvino | torch eager | auto | auto picks |\n|---|---|---|---|---|---|")
     for case in args.cases:
         name, route = case.split("/")
         module, inputs = _block(name, args.small)
@@ -130,7 +192,10 @@ def main() -> None:
             for device in ("irgrid", "openvino"):
                 model, _ = open_model(xml, device, threads=args.threads)
                 runs[device] = lambda model=model: model(feeds)
-            _, why = open_model(xml, "auto", threads=args.threads)
+            # auto as `irgrid infer -shape` runs it: the inputs' shapes given, so that it can measure
+            shapes = {model_input.name: feed.shape for (model_input, _), feed in zip(model.inputs, feeds)}
+            chosen, why = open_model(xml, "auto", shapes=shapes, threads=args.threads)
+            runs["auto"] = lambda: chosen(feeds)
 
             def eager():
                 with torch.no_grad():
@@ -144,7 +209,7 @@ def main() -> None:
                     if round_ >= 2:
                         times[key].append(time.perf_counter() - start)
         ms = {key: f"{1e3 * np.median(values):.1f}" for key, values in times.items()}
-        print(f"| {case} | {ms['irgrid']} | {ms['openvino']} | {ms['torch']} | {why.split(' (')[0]} |", flush=True)
+        print(f"| {case} | {ms['irgrid']} | {ms['openvino']} | {ms['torch']} | {ms['auto']} | {why} |", flush=True)
 
 
 if __name__ == "__main__":
