@@ -22,14 +22,12 @@ Models that build a grid and sample it (the flow_warp, volume_warp and spatial_t
 ran about as fast on irgrid's runtime (0.7-1.2x), which gives them its checks, f64 and thread-count
 independent bits.
 
-Models with layers of data-dependent output shape (`DATA_DEPENDENT_LAYERS`: NonZero, what torch's dynamo
-exporter makes of boolean-mask assignment `mask[mask < 0.9999] = 0`) also go to OpenVINO: the millions
-of index tuples they produce flow through NonZero, a Transpose and ScatterNDUpdate, which numpy moves
-far slower than OpenVINO's CPU plugin. PWC-Net's backward warp with its occlusion mask, 4x3x436x1024,
-dynamo export, 2 threads on a shared machine (runs interleaved): irgrid's runtime 2204 ms against
-OpenVINO's 893 (benchmarks/README.md, "auto on the glue-heavy blocks"). The other exports of that
-block (slice and mask assignments as ScatterNDUpdate with constant indices, or Select) and the spatial
-transformers stay on irgrid's runtime, as fast or faster there.
+Models with layers of data-dependent output shape (`DATA_DEPENDENT_LAYERS`: NonZero) also go to
+OpenVINO by these rules: the millions of index tuples such layers produce flow through numpy far
+slower than through OpenVINO's CPU plugin. Not counted: a NonZero that only serves a boolean-mask
+assignment (`mask[mask < 0.9999] = 0` as torch's dynamo exporter writes it), which irgrid's runtime
+runs as a masked fill (runtime/mask_assignment.py): PWC-Net's warp from that export went from 1124
+to 185 ms there, against OpenVINO's 296 (benchmarks/README.md, "auto on the glue-heavy blocks").
 """
 from __future__ import annotations
 
@@ -48,6 +46,7 @@ from .inference import infer_model
 from .input_arrays import random_inputs
 from .ir.reader import read_ir
 from .runtime.compiled import CompiledModel
+from .runtime.mask_assignment import mask_assignments
 from .shapes import name_single_input
 
 DEVICES = ("auto", "irgrid", "openvino")
@@ -136,7 +135,10 @@ def _by_rules(model) -> tuple[bool, str]:
     """Whether `auto` sends a model both runtimes run to OpenVINO by its layers alone (the module
     docstring's rules), and why."""
     network = sorted({layer.type for layer in model.layers.values() if layer.type in CNN_LAYERS})
-    dependent = sorted({layer.type for layer in model.layers.values() if layer.type in DATA_DEPENDENT_LAYERS})
+    dependent = [layer for layer in model.layers.values() if layer.type in DATA_DEPENDENT_LAYERS]
+    if dependent and not network:  # the NonZeros of mask assignments irgrid runs as masked fills do not count
+        filled = {non_zero.id for non_zero, _, _ in mask_assignments(model, _infos(model)).values()}
+        dependent = sorted({layer.type for layer in dependent if layer.id not in filled})
     if not (network or dependent):
         return False, "supports every layer"
     kind, layers = ("a convolutional network", network) if network else ("data-dependent shapes", dependent)
@@ -144,6 +146,11 @@ def _by_rules(model) -> tuple[bool, str]:
     if kept is None:
         return True, f"{kind} ({', '.join(layers)}), which OpenVINO runs faster"
     return False, f"supports every layer; {kind} kept from OpenVINO: {kept}"
+
+
+def _infos(model) -> dict:
+    """The model's inferred tensors, as compiling it would infer them (declared shapes; no problem raised)."""
+    return infer_model(model, on_problem=lambda problem: None)
 
 
 def _measured(path, model, compiled: CompiledModel, shapes, threads, profile, to_openvino: bool,

@@ -41,6 +41,7 @@ from ..threads import kernel_threads, validate_threads
 from .describe import describe_plan, format_plan, step_kernel
 from .execution import LAYER_FAILURES, layer_error, layer_runner, prepare_layer
 from .fusion import FusionPlan, plan_fusions
+from .mask_assignment import plan_mask_assignments
 
 
 SPECIALIZE_AFTER = 2  # calls with one set of input shapes before a plan is compiled for them
@@ -65,7 +66,7 @@ class _Step:
     out: list[np.ndarray | None]  # preallocated outputs (kernel layers with static shapes)
     types: list[str]  # output element types
     release: list[Key] = field(default_factory=list)  # values no later step needs
-    fused: Layer | None = None  # the AffineGrid fused into this step
+    fused: Layer | None = None  # the layer fused into this step (an AffineGrid, a mask assignment's NonZero)
     prepared: PreparedFn | None = None  # the op's prepared run function (static input shapes), else None
     ctx: RunContext = field(init=False)  # reused by every call (calls are serialised); threads set per call
     keys: list[Key] = field(init=False)  # where its outputs go among a call's values
@@ -107,6 +108,8 @@ class CompiledModel:
         returned = {(src.layer, src.output) for _, src in self.outputs}
         self._fusions = (plan_fusions(model, infos, set(self._constants), returned) if fuse
                          else FusionPlan({}, {}, {}))
+        if fuse:
+            plan_mask_assignments(model, infos, returned, self._fusions)
         self._steps = self._plan(infos, returned)
         self._buffers = [b for step in self._steps for b in step.out if b is not None]
         # Outputs a prepared step returns are fresh arrays (returned values never get a reused buffer).

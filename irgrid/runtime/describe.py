@@ -16,13 +16,11 @@ from ..ir import element_types
 from ..ir.dims import num_elements
 from ..ir.model import Model
 from ..registry import TensorInfo
-from .fusion import FUSED_KERNEL, FusionPlan
+from .fusion import FusionPlan
 
 
 def step_kernel(step) -> str:
-    """What runs a plan step: the fused kernel, its op's `entry` (a Cython entry point), or numpy."""
-    if step.fused:
-        return FUSED_KERNEL
+    """What runs a plan step: its op's `entry` (a kernel's entry point; a fused op's too), or numpy."""
     op = step.layer.op
     return op.entry or ("Cython" if op.kernel else "numpy")
 
@@ -54,8 +52,9 @@ def describe_plan(model: Model, infos: dict[Key, TensorInfo], constants: set[Key
         elif layer.type == "Result":
             row.update(status="output")
         elif layer_id in fusions.absorbed:
-            into = [model.layers[i].name for i in fusions.absorbed[layer_id]]
-            row.update(status="fused", into=into, kernel=FUSED_KERNEL)
+            into = fusions.absorbed[layer_id]
+            row.update(status="fused", into=[model.layers[i].name for i in into],
+                       kernel=step_kernel(by_layer[into[0]][1]))
         elif keys and keys[0] in constants:
             row.update(status="constant" if layer.type in ("Const", "Constant") else "folded",
                        outputs=[_output(infos.get(k), "constant") for k in keys])
@@ -66,6 +65,7 @@ def describe_plan(model: Model, infos: dict[Key, TensorInfo], constants: set[Key
                                 for k, buffer in zip(keys, step.out)])
             if step.fused:
                 row["fused"] = [step.fused.name]
+                row["fused_type"] = step.fused.type
             if layer_id in fusions.declined:
                 row["not_fused"] = fusions.declined[layer_id]
         layers.append(row)
@@ -108,7 +108,7 @@ def format_plan(plan: dict[str, Any]) -> str:
         head = f'{row["step"]:>4}' if row["status"] == "step" else "    "
         what = f'{row["name"]} ({row["type"]} {row["version"]})'
         if row["status"] == "step":
-            fused = f' with AffineGrid "{row["fused"][0]}" fused in' if "fused" in row else ""
+            fused = f' with {row["fused_type"]} "{row["fused"][0]}" fused in' if "fused" in row else ""
             detail = f'{row["kernel"]}{fused}'
         elif row["status"] == "fused":
             detail = "fused into " + ", ".join(f'"{name}"' for name in row["into"])

@@ -223,7 +223,7 @@ def _decomposed_op(reduce_sum: Layer, sample_op: OpSpec, dims: tuple[int, ...]) 
         return _prepare_fused(attrs, [*inputs, size_info(*inputs)], reduce_sum, sample_op)  # reads (data, theta)
 
     return OpSpec(type="GridSample", versions=("fused",), attrs=(), inputs=(2, 2), infer=None, run=run,
-                  prepare=prepare, native=False, kernel=True,
+                  prepare=prepare, native=False, kernel=True, entry=FUSED_KERNEL,
                   summary="GridSample at the points of a decomposed affine grid, fused")
 
 
@@ -236,6 +236,7 @@ def _fused_op(affine: Layer, sample_op: OpSpec) -> OpSpec:
     return OpSpec(type="GridSample", versions=("fused",), attrs=(), inputs=(3, 3), infer=None,
                   run=partial(_run_fused, affine=affine, sample_op=sample_op),
                   prepare=partial(_prepare_fused, affine=affine, sample_op=sample_op), native=False, kernel=True,
+                  entry=FUSED_KERNEL,
                   summary="GridSample at the points of a fused AffineGrid")
 
 

@@ -1,8 +1,10 @@
-"""`auto` (irgrid/devices.py) sends a model with layers of data-dependent output shape (NonZero: how
-torch's dynamo exporter writes boolean-mask assignment) to OpenVINO with irgrid's extension, which ran
-the PWC-Net warp with its occlusion mask 2.5x faster (benchmarks/README.md); f64 models, which
-OpenVINO would compute in f32, stay on irgrid's runtime. Both runtimes give the same values (exactly:
-the block only compares and moves values).
+"""`auto` by its rules (IRGRID_AUTO=rules, irgrid/devices.py) sends a model with layers of data-dependent
+output shape (NonZero) to OpenVINO with irgrid's extension, which ran such index flows several times
+faster than numpy (benchmarks/README.md); f64 models, which OpenVINO would compute in f32, stay on
+irgrid's runtime. A NonZero that only serves a boolean-mask assignment (`x[x < 0.5] = 0` as torch's
+dynamo exporter writes it) does not count: irgrid's runtime runs that as a masked fill
+(irgrid/runtime/mask_assignment.py). Both runtimes give the same values (exactly: the blocks only
+compare and move values), OpenVINO's CPU plugin being the oracle.
 """
 from __future__ import annotations
 
@@ -26,15 +28,30 @@ def _mask_assignment(tmp_path, dtype, name):
     return save_ov(ov.Model([ops.result(named(y, "y"))], [x], name), tmp_path, name)
 
 
+def _non_zero_indices(tmp_path, dtype, name):
+    """The indices of x's elements under 0.5, returned: NonZero's data-dependent shape reaches the output."""
+    x = ops.parameter([2, 3, 4, 5], dtype, name="x")
+    indices = o3.non_zero(ops.less(x, ops.constant(np.array(0.5, dtype))), "i64")
+    return save_ov(ov.Model([ops.result(named(indices, "y"))], [x], name), tmp_path, name)
+
+
 def test_auto_sends_data_dependent_shapes_to_openvino_unless_f64(tmp_path):
-    f32 = _mask_assignment(tmp_path, np.float32, "f32")
+    f32 = _non_zero_indices(tmp_path, np.float32, "f32")
     runner, why = open_model(f32)
     assert why == ("openvino (CPU plugin, irgrid extension): data-dependent shapes (NonZero), which OpenVINO "
                    "runs faster")
-    ours, why_ours = open_model(f32, "irgrid")
+    ours, _ = open_model(f32, "irgrid")
     x = rng(0).random((2, 3, 4, 5)).astype(np.float32)
     np.testing.assert_array_equal(runner({"x": x})["y"], ours({"x": x})["y"])
-    np.testing.assert_array_equal(ours({"x": x})["y"], np.where(x < 0.5, 0, x))
-    f64 = _mask_assignment(tmp_path, np.float64, "f64")
+    f64 = _non_zero_indices(tmp_path, np.float64, "f64")
     assert open_model(f64)[1] == ("irgrid (supports every layer; data-dependent shapes kept from OpenVINO: "
                                   "f64 values, which OpenVINO computes in f32)")
+
+
+def test_auto_keeps_a_mask_assignment_on_irgrid(tmp_path):
+    f32 = _mask_assignment(tmp_path, np.float32, "f32")
+    ours, why = open_model(f32)
+    assert why == "irgrid (supports every layer)"
+    runner, _ = open_model(f32, "openvino")
+    x = rng(0).random((2, 3, 4, 5)).astype(np.float32)
+    np.testing.assert_array_equal(ours({"x": x})["y"], runner({"x": x})["y"])

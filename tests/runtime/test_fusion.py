@@ -111,7 +111,7 @@ def test_describe_fused_and_unfused(tmp_path):
     assert rows["grid"]["status"] == "fused" and rows["grid"]["into"] == ["warped"]
     assert rows["warped"] | {"outputs": None} == {
         "id": rows["warped"]["id"], "name": "warped", "type": "GridSample", "version": "irgrid1", "status": "step",
-        "step": 1, "kernel": "sampling.SamplePlan", "fused": ["grid"], "outputs": None}
+        "step": 1, "kernel": "sampling.SamplePlan", "fused": ["grid"], "fused_type": "AffineGrid", "outputs": None}
     assert rows["warped"]["outputs"] == [{"shape": [2, 3, 12, 10], "element_type": "f32", "dtype": "float32",
                                           "buffer": "fresh", "bytes": 2 * 3 * 12 * 10 * 4}]
     text = fused.describe()
