@@ -233,6 +233,20 @@ def test_scatter_ranks_and_repeats(data_shape, indices_shape, axis, version, tmp
     assert_same(expected, got)
 
 
+@pytest.mark.parametrize("index,indices_shape,axis", [(1, (2, 1, 4, 5), 1), (-1, (2, 3, 4, 1), -1),
+                                                      (0, (1, 3, 2, 5), 0)], ids=["x[:,1]", "x[...,-1]", "corner"])
+def test_scatter_slice_assignment(index, indices_shape, axis, tmp_path, ov_run):
+    """Constant indices naming one position along the axis (`x[:, 1] = u`, as torch's dynamo exporter
+    writes slice assignment) run as one assignment to a strided view (the prepared path): the CPU
+    plugin's values, bit for bit."""
+    data = _values((2, 3, 4, 5), np.float32, 14)
+    indices = np.full(indices_shape, index, np.int64)
+    updates = _values(indices_shape, np.float32, 15)
+    model, inputs = _scatter_model(data, indices, updates, axis, "none")
+    expected, got = run_both(model, inputs, tmp_path, ov_run)
+    assert_same(expected, got)
+
+
 @pytest.mark.parametrize("reduction", ["none", "sum"])
 @pytest.mark.parametrize("shape,extent", [((40,), 1000), ((3, 7), 40), ((5, 200), 3)],
                          ids=["1-d", "short-lines", "long-lines"])

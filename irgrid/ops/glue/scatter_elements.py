@@ -26,13 +26,15 @@ The CPU plugin computes f64 data in f32 and i64 data in i32; irgrid computes in 
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-from ...errors import ShapeError
+from ...errors import IRGridError, ShapeError
 from ...ir.attributes import Attr
 from ...ir.dims import format_shape
-from ...registry import Attrs, OpSpec, RunContext, TensorInfo, register
+from ...registry import Attrs, OpSpec, PreparedFn, RunContext, TensorInfo, register
 from ..common import along, merge_dim
 from .index_inputs import checked_indices, require_integer, scalar_axis, value_infos
+from .scatter_nd import strided_block
 
 _REDUCTIONS = ("none", "sum", "prod", "min", "max", "mean")
 
@@ -156,11 +158,44 @@ def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
     return [result]
 
 
+def _prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
+    """With constant indices and no reduction (`x[:, 0] = ...` in torch's dynamo export): the positions
+    computed and checked once, and where they form a strided block without repeats (a slice
+    assignment), one assignment to a strided view of the output (scatter_nd.strided_block), as
+    ScatterNDUpdate's slice assignments. Bitwise `_run`'s results; indices out of range are left to
+    `_run`, which reports them on every call."""
+    data, indices = inputs[0], inputs[1]
+    if indices.value is None or indices.value.size == 0 or attrs.get("reduction", "none") != "none":
+        return None
+    axis = _axis(attrs, inputs)
+    if axis is None:
+        return None
+    try:
+        flat = _targets(indices.value, tuple(data.shape), axis)
+    except IRGridError:
+        return None
+    block = strided_block(flat.reshape(-1))
+    if block is None:
+        def assign(arrays: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+            result = arrays[0].copy()
+            _assign_last(result.reshape(-1), flat, arrays[2], axis)
+            return [result]
+        return assign
+    offset, shape, strides = block
+
+    def assign_block(arrays: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+        result = arrays[0].copy()
+        out = result.reshape(-1)
+        as_strided(out[offset:], shape, tuple(s * out.strides[0] for s in strides))[...] = arrays[2].reshape(shape)
+        return [result]
+    return assign_block
+
+
 register(OpSpec(type="ScatterElementsUpdate", versions=("opset3",), inputs=(4, 4), attrs=(),
-                infer=_infer, run=_run,
+                infer=_infer, run=_run, prepare=_prepare,
                 summary="Copy of data with updates written at indices along an axis (the last repeat wins)."))
 register(OpSpec(type="ScatterElementsUpdate", versions=("opset12",), inputs=(4, 4),
                 attrs=(Attr("reduction", "str", "none", choices=_REDUCTIONS),
                        Attr("use_init_val", "bool", True)),
-                infer=_infer, run=_run,
+                infer=_infer, run=_run, prepare=_prepare,
                 summary="ScatterElementsUpdate with reduction none/sum/prod/min/max/mean and use_init_val."))
