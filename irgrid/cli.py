@@ -279,7 +279,8 @@ def _infer(args) -> int:
     if suffix not in (None, ".npz", ".npy"):
         raise _UsageError(f"-o {args.output!r}: the file must end in .npz (all outputs) or .npy (a single output)")
     compiled, why = open_model(_model_path(args), args.device, parse_shapes(args.shape) or None,
-                               get_num_threads(), profile=args.pc)
+                               get_num_threads(), profile=args.pc,
+                               inputs_for=lambda model: _load_inputs(args, model)[0])  # auto measures on them
     print(f"Device: {why}")
     _print_extension(compiled)
     if suffix == ".npy" and len(compiled.outputs) != 1:

@@ -5,11 +5,12 @@
 operators. A model computing in f64 stays on irgrid's runtime (OpenVINO's CPU plugin computes f64 in
 f32), as does one in a process forked after OpenVINO ran (irgrid.forks). ONNX files always go through
 OpenVINO's frontend with irgrid's conversion rules. Where both runtimes run a model, `auto` measures
-both on random inputs of its shapes and keeps the faster (`auto_mode`, `_measured`): rules by layer
-type picked the slower runtime for five of seven glue-heavy blocks of real architectures (issue 41),
-and which runtime wins changes with the CPU (an AMD Zen host and an Intel Xeon have swapped the
-winner of a GridSample by 2x). Without known input shapes, or with IRGRID_AUTO=rules, it decides by
-these rules, measured where they were written:
+both (on the inputs the CLI will run, else random inputs of the model's shapes) and keeps the faster
+(`auto_mode`, `_measured`): rules by layer type picked the slower runtime for five of seven
+glue-heavy blocks of real architectures (issue 41), and which runtime wins changes with the CPU (an
+AMD Zen host and an Intel Xeon have swapped the winner of a GridSample by 2x). Without inputs or
+known input shapes, or with IRGRID_AUTO=rules, it decides by these rules, measured where they were
+written:
 
 Why convolutional networks go to OpenVINO (2 threads, Zen 4, medians; irgrid's runtime against
 OpenVINO with irgrid's extension, on the same IR): OpenVINO runs such layers as one pipeline (a
@@ -35,7 +36,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -66,11 +67,14 @@ PREFER_IRGRID = 1.05
 
 def open_model(path: str | os.PathLike, device: str = "auto",
                shapes: Mapping[str, Sequence[int | None]] | None = None,
-               threads: int | None = None, profile: bool = False) -> tuple[object, str]:
+               threads: int | None = None, profile: bool = False,
+               inputs_for: Callable[[object], Mapping[str, np.ndarray]] | None = None) -> tuple[object, str]:
     """A callable compiled model on the chosen device, and a line saying which and why.
 
     `shapes` may name the single input "" (see `name_single_input`); `profile` makes OpenVINO keep the
-    per-layer counters `infer_profiled` returns (irgrid's runtime times its steps whenever asked)."""
+    per-layer counters `infer_profiled` returns (irgrid's runtime times its steps whenever asked);
+    `inputs_for(compiled)`: the inputs `auto` measures the runtimes on (the ones the caller will run),
+    else random inputs of the model's shapes."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}")
     if Path(path).suffix.lower() in (".npy", ".npz"):  # not left to OpenVINO, whose other frontends log
@@ -111,7 +115,7 @@ def open_model(path: str | os.PathLike, device: str = "auto",
                 f"openvino (CPU plugin, irgrid extension): irgrid lacks a variant of " \
                 f"{exc.layer.type}-{exc.layer.version} ({exc.reason})"
         if measure:
-            return _measured(path, model, compiled, shapes, threads, profile, to_openvino, why)
+            return _measured(path, model, compiled, (shapes, threads, profile), inputs_for, to_openvino, why)
         return compiled, f"irgrid ({why})"
     lacking = sorted({f"{p.layer.type}-{p.layer.version}" for p in problems})
     try:
@@ -153,27 +157,32 @@ def _infos(model) -> dict:
     return infer_model(model, on_problem=lambda problem: None)
 
 
-def _measured(path, model, compiled: CompiledModel, shapes, threads, profile, to_openvino: bool,
+def _measured(path, model, compiled: CompiledModel, options: tuple, inputs_for, to_openvino: bool,
               why: str) -> tuple[object, str]:
     """`auto` by measurement (`auto_mode`): irgrid's runtime where OpenVINO would not compute the model
-    as irgrid does (`_kept_from_openvino`), else the faster of the two on random inputs of the model's
-    shapes; by the rules (`to_openvino`, `why`) where its input shapes are not all known."""
+    as irgrid does (`_kept_from_openvino`), else the faster of the two on `inputs_for`'s inputs, or
+    random ones of the model's shapes; by the rules (`to_openvino`, `why`) where there are neither.
+    `options`: open_model's (shapes, threads, profile)."""
     kept = _kept_from_openvino(model)
     if kept is not None:
         return compiled, f"irgrid (supports every layer; kept from OpenVINO: {kept})"
-    if not all(info.shape is not None and None not in info.shape for _, info in compiled.inputs):
+    if inputs_for is None and not all(info.shape is not None and None not in info.shape
+                                      for _, info in compiled.inputs):
         if to_openvino:
-            return _openvino(path, shapes, threads, profile), \
+            return _openvino(path, *options), \
                 f"openvino (CPU plugin, irgrid extension): {why}; not measured: dynamic input shapes"
         return compiled, f"irgrid ({why}; not measured: dynamic input shapes)"
     try:
-        ov_compiled = _openvino(path, shapes, threads, profile)
+        ov_compiled = _openvino(path, *options)
     except OpenVINOError as exc:
         return compiled, f"irgrid (supports every layer; OpenVINO refused the model: {exc.reason})"
     try:
-        ours, theirs = _race([compiled, ov_compiled], random_inputs(compiled.inputs, MEASURE_SEED))
-    except IRGridError as exc:  # random values a model refuses (an index out of range, ...)
-        return compiled, f"irgrid (supports every layer; not measured, random inputs failed: {exc})"
+        inputs = inputs_for(compiled) if inputs_for else random_inputs(compiled.inputs, MEASURE_SEED)
+        ours, theirs = _race([compiled, ov_compiled], inputs)
+    except IRGridError as exc:  # inputs a model refuses (random indices out of range, dynamic shapes, ...)
+        if to_openvino:
+            return ov_compiled, f"openvino (CPU plugin, irgrid extension): {why}; not measured: {exc}"
+        return compiled, f"irgrid ({why}; not measured: {exc})"
     if ours > theirs * PREFER_IRGRID:
         return ov_compiled, f"openvino (CPU plugin, irgrid extension): faster here, measured " \
                             f"{theirs * 1e3:.3g} ms a call against irgrid's {ours * 1e3:.3g}"

@@ -1,6 +1,6 @@
 """`auto` by measurement (irgrid/devices.py, IRGRID_AUTO=measure, the default outside this test suite):
-where both runtimes run a model of known input shapes it times both on random inputs and keeps the
-faster (irgrid's runtime unless OpenVINO takes less than 1/PREFER_IRGRID of its time), saying so; f64
+where both runtimes run a model it times both, on the inputs the CLI will run (else random inputs of
+the model's shapes), and keeps the faster (irgrid's runtime unless OpenVINO takes less than 1/PREFER_IRGRID of its time), saying so; f64
 models stay on irgrid's runtime unmeasured, and dynamic shapes fall back to the rules. The choice
 itself is timing, so the tests fix the timings (`_race`) where they check it, and check outputs against
 OpenVINO's CPU plugin (f32, 1e-5) where the measurement really runs."""
@@ -92,3 +92,19 @@ def test_an_unknown_auto_mode_is_one_line(tmp_path):
     proc = run_cli("infer", SAMPLES / "flow_warp" / "model.xml", "-niter", 1, cwd=tmp_path,
                    env={"IRGRID_AUTO": "fastest"})
     assert_one_line_error(proc, 2, "ConfigError", "IRGRID_AUTO='fastest'", "measure, rules")
+
+
+def test_the_cli_measures_on_its_inputs_even_with_dynamic_dims(tmp_path):
+    """`irgrid infer` hands auto the inputs it will run (here inputs.npz beside a model with dynamic
+    dims, which random inputs could not be made for); the outputs are OpenVINO's CPU plugin's (exact:
+    a multiplication by 3)."""
+    x = ops.parameter([-1, 2, -1], np.float32, name="x")
+    path = save_ov(ov.Model([ops.result(ops.multiply(x, ops.constant(np.float32(3))))], [x]), tmp_path)
+    inputs = np.random.default_rng(5).standard_normal((3, 2, 7)).astype(np.float32)
+    np.savez(tmp_path / "inputs.npz", x=inputs)
+    proc = run_cli("infer", path, "-niter", 2, "-o", tmp_path / "out.npy", cwd=tmp_path,
+                   env={"IRGRID_AUTO": "measure"})
+    assert proc.returncode == 0, proc.stderr
+    assert " ms a call against " in proc.stdout.splitlines()[0], proc.stdout
+    expected = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([inputs])[0]
+    assert np.load(tmp_path / "out.npy").tobytes() == expected.tobytes()
