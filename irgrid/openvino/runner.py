@@ -19,15 +19,18 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import openvino as ov
+import openvino.opset1 as ov_ops
 from openvino.frontend import FrontEndManager
 
-from ..binding import bind_layer
+from ..binding import bind_layer, bind_model
 from ..errors import InputError, IRGridError, OpenVINOError, ShapeError
 from ..forks import fork_safe_lock, marks
 from ..input_arrays import input_array, inputs_by_name
 from ..ir import element_types
+from ..inference import infer_model
 from ..ir.reader import read_ir
 from ..registry import TensorInfo, irgrid_owned
+from ..runtime.mask_assignment import mask_assignments
 from ..shapes import name_single_input, shape_arg
 from .conversion import conversion_extensions
 from .native import NativeLibraryError, library_path
@@ -67,16 +70,19 @@ class OpenVINOModel:
         try:
             model = _read(core, path)
             _stand_in_for_crashing_layers(model)
-            if native:
-                replaced = _irgrid_sampling_where_faster(model)
-                if replaced:
-                    self.extension += f"; its GridSample runs {replaced} GridSample-9 layer" \
-                                      f"{'s' if replaced > 1 else ''} of many channels, where it is faster"
             if shapes:
                 shapes = name_single_input(shapes, [_input_names(port)[0] for port in model.inputs])
                 ports = {name: _port(model.inputs, name) for name in shapes}
                 model.reshape({ports[name]: _reshaped(ports[name], shape_arg(name, dims))
                                for name, dims in shapes.items()})
+            if native:
+                replaced = _irgrid_sampling_where_faster(model)
+                if replaced:
+                    self.extension += f"; its GridSample runs {replaced} GridSample-9 layer" \
+                                      f"{'s' if replaced > 1 else ''} of many channels, where it is faster"
+            selects = _mask_assignments_as_select(model, path)
+            if selects:
+                self.extension += f"; {selects} boolean-mask assignment{'s' if selects > 1 else ''} run as Select"
             self._compiled = core.compile_model(model, "CPU", config)
         except RuntimeError as exc:
             raise OpenVINOError(openvino_reason(exc)) from None
@@ -248,6 +254,34 @@ def _stand_in_for_crashing_layers(model: ov.Model) -> None:
         for old, new in zip(node.outputs(), stand_in.outputs()):
             new.get_tensor().set_names(old.get_names())
             old.replace(new)
+
+
+def _mask_assignments_as_select(model: ov.Model, path: str | os.PathLike) -> int:
+    """Each boolean-mask assignment of an IR (NonZero -> Transpose -> ScatterNDUpdate of a broadcast
+    scalar, as torch's dynamo exporter writes `mask[mask < t] = v`; irgrid.runtime.mask_assignment
+    finds them, as for irgrid's runtime) becomes Select(cond, v, data) under the scatter's name: the
+    same values, without the index tuples flowing through NonZero and the scatter; returns how many."""
+    if Path(path).suffix.lower() != ".xml":
+        return 0
+    try:
+        ir = read_ir(path)
+        bind_model(ir, on_problem=lambda problem: None)
+        found = mask_assignments(ir, infer_model(ir, on_problem=lambda problem: None))
+    except IRGridError:
+        return 0
+    names = {ir.layers[layer_id].name for layer_id in found}
+    replaced = 0
+    for node in model.get_ordered_ops():
+        if node.get_type_name() != "ScatterNDUpdate" or node.get_friendly_name() not in names:
+            continue
+        non_zero = node.input_value(1).get_node().input_value(0).get_node()
+        value = node.input_value(2).get_node().input_value(0)
+        select = ov_ops.select(non_zero.input_value(0), value, node.input_value(0))
+        select.set_friendly_name(node.get_friendly_name())
+        select.output(0).get_tensor().set_names(node.output(0).get_names())
+        node.output(0).replace(select.output(0))
+        replaced += 1
+    return replaced
 
 
 _INT32 = np.iinfo(np.int32)

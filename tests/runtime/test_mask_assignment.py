@@ -120,3 +120,17 @@ def test_the_dynamo_export_of_pwc_nets_warp(tmp_path):
     assert got.tobytes() == next(iter(unfused(feeds).values())).tobytes()
     with torch.no_grad():
         np.testing.assert_allclose(got, PWCWarp()(x, flo).numpy(), rtol=0, atol=1e-5)
+
+
+def test_openvino_device_runs_mask_assignments_as_select(tmp_path, ov_run):
+    """The OpenVINO device puts Select(cond, value, data) in place of each mask assignment irgrid finds
+    (irgrid/openvino/runner.py): no NonZero left in what the plugin runs, its own values bit for bit."""
+    from irgrid.devices import open_model
+
+    path = save_ov(_assignment(np.float32, "sum"), tmp_path)
+    runner, _ = open_model(path, "openvino")
+    assert "1 boolean-mask assignment run as Select" in runner.extension
+    ran = {op.get_rt_info()["layerType"].astype(str) for op in runner._compiled.get_runtime_model().get_ops()}
+    assert "NonZero" not in ran and not any("Scatter" in kind for kind in ran), ran  # Select, maybe in a Subgraph
+    x = _x(np.float32)
+    assert runner({"x": x})["y"].tobytes() == ov_run(str(path), [x])[0].tobytes()
