@@ -165,6 +165,56 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
         }
 }
 
+/* The taps of a block of up to IRGRID_SIMD_GROUPS groups from point p0 on (lanes p0 + 8 * i) into q,
+   their store masks and, for a call of less than a block, their first channel's prefetches; returns
+   the groups. Inlined with constant rank, mode and padding (irgrid_gather_taps' dispatch) and with
+   the dims' lengths and strides in locals: the generic stage branched on them per group and reloaded
+   and converted them per dim and group (its stores into q go through vector pointers that may alias
+   the caller's arrays), about half of the few-channel time (benchmarks/README.md, "On an Intel Xeon
+   host"). The arithmetic per lane is irgrid_lane_taps', so the bits do not change. */
+IRGRID_AVX2_INLINE int SFX(irgrid_gather_taps_body)(const FT* x, const FT* g, irgrid_index p0, irgrid_index n,
+        irgrid_index rank, const irgrid_index* dims_in, const irgrid_index* strides_in, int mode, int padding,
+        int align, SFX(irgrid_group)* q, irgrid_index* fallback, irgrid_index* nf) {
+    SFX(irgrid_dim) d[3];
+    FT lanes[LANES];
+    irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = *nf;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
+    for (k = 0; k < rank; k++) {
+        dims[k] = dims_in[k];
+        strides[k] = strides_in[k];
+    }
+    for (i = 0; i < LANES; i++)
+        lanes[i] = (FT)i;
+    for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i++, p += LANES) {
+        m = n - p < LANES ? n - p : LANES;
+        SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, 0, d, fallback, &found);
+        SFX(irgrid_prepare)(d, (int)rank, taps, q + i);
+        q[i].store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+        if (n < IRGRID_SIMD_GROUPS * LANES)
+            SFX(irgrid_prefetch_rows)(q + i, x, rank == 3 ? taps * taps : taps, taps);
+    }
+    *nf = found;
+    return i;
+}
+
+/* irgrid_gather_taps_body, one copy per rank, mode (as irgrid_simd_fits takes them) and padding. */
+static IRGRID_AVX2 __attribute__((noinline)) int SFX(irgrid_gather_taps)(const FT* x, const FT* g, irgrid_index p0,
+        irgrid_index n, irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides, int mode,
+        int padding, int align, SFX(irgrid_group)* q, irgrid_index* fallback, irgrid_index* nf) {
+#define IRGRID_TAPS_CASE(r, md, pd) \
+    if (rank == r && mode == md && padding == pd) \
+        return SFX(irgrid_gather_taps_body)(x, g, p0, n, r, dims, strides, md, pd, align, q, fallback, nf);
+#define IRGRID_TAPS_PADS(r, md) IRGRID_TAPS_CASE(r, md, 0) IRGRID_TAPS_CASE(r, md, 1) IRGRID_TAPS_CASE(r, md, 2)
+    IRGRID_TAPS_PADS(2, 0)
+    IRGRID_TAPS_PADS(2, 1)
+    IRGRID_TAPS_PADS(2, 2)
+    IRGRID_TAPS_PADS(3, 0)
+    IRGRID_TAPS_PADS(3, 1)
+#undef IRGRID_TAPS_PADS
+#undef IRGRID_TAPS_CASE
+    return SFX(irgrid_gather_taps_body)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, nf);
+}
+
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
    (x + c * x_cstride -> y + c * y_cstride), read with gathers or (`loads`) scalar loads; returns how
    many points it left to the scalar path, their indices in fallback[0 ..) (capacity n). */
@@ -172,31 +222,11 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
         const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
         irgrid_index* fallback) {
-    SFX(irgrid_dim) d[3];
     SFX(irgrid_group) q[IRGRID_SIMD_GROUPS];
-    FT lanes[LANES];
-    irgrid_index p, p0, nf = 0, lane, m;
+    irgrid_index p0, nf = 0;
     int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
-    for (lane = 0; lane < LANES; lane++)
-        lanes[lane] = (FT)lane;
     for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
-        for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i++, p += LANES) {
-            m = n - p < LANES ? n - p : LANES;
-            SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, 0, d, fallback, &nf);
-            if (rank == 2 && taps == 1)
-                SFX(irgrid_prepare)(d, 2, 1, q + i);
-            else if (rank == 2 && taps == 2)
-                SFX(irgrid_prepare)(d, 2, 2, q + i);
-            else if (rank == 2)
-                SFX(irgrid_prepare)(d, 2, 4, q + i);
-            else if (taps == 1)
-                SFX(irgrid_prepare)(d, 3, 1, q + i);
-            else
-                SFX(irgrid_prepare)(d, 3, 2, q + i);
-            q[i].store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
-            if (n < IRGRID_SIMD_GROUPS * LANES)
-                SFX(irgrid_prefetch_rows)(q + i, x, rank == 3 ? taps * taps : taps, taps);
-        }
+        i = SFX(irgrid_gather_taps)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, &nf);
         /* one inlined copy per rank, taps and read (each with its constants) */
 #define IRGRID_APPLY(r, t) (loads ? SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, r, t, 1) \
                                   : SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, r, t, 0))

@@ -76,6 +76,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, irgrid_index length, irgrid_i
     int j, n = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     if (mode == 0) {
         base = RINT(x);
+        d->w[0] = one;  /* never read by a sum; set, so that no tap's weight comes from an unset register */
     } else if (mode == 1) {
         if (padding == 1)
             x = VMIN(VMAX(x, ZERO()), SET1((FT)(length - 1)));
