@@ -215,18 +215,82 @@ static IRGRID_AVX2 __attribute__((noinline)) int SFX(irgrid_gather_taps)(const F
     return SFX(irgrid_gather_taps_body)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, nf);
 }
 
+#if LANES == 8
+/* irgrid_gather_taps_body with the per-dim taps of two groups at a time in 16 lanes (simd.h's
+   irgrid_lane_taps_f32x16: the same arithmetic lane for lane), split into the groups' 8-lane halves
+   for irgrid_prepare. */
+IRGRID_AVX512_INLINE int irgrid_gather_taps_wide_body(const float* x, const float* g, irgrid_index p0, irgrid_index n,
+        irgrid_index rank, const irgrid_index* dims_in, const irgrid_index* strides_in, int mode, int padding,
+        int align, irgrid_group_f32* q, irgrid_index* fallback, irgrid_index* nf) {
+    irgrid_dim_f32x16 wide[3];
+    irgrid_dim_f32 d[3];
+    float lanes[8];
+    irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = *nf;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i, h, j, groups = 0;
+    for (k = 0; k < rank; k++) {
+        dims[k] = dims_in[k];
+        strides[k] = strides_in[k];
+    }
+    for (i = 0; i < 8; i++)
+        lanes[i] = (float)i;
+    for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i += 2, p += 16) {
+        m = n - p < 16 ? n - p : 16;
+        irgrid_lane_taps_f32x16(g, p, m, rank, dims, strides, mode, padding, align, 0, wide, fallback, &found);
+        for (h = 0; h < 2 && m > 8 * h; h++, groups++) {
+            for (k = 0; k < rank; k++)
+                for (j = 0; j < taps; j++) {
+                    d[k].w[j] = h ? _mm512_extractf32x8_ps(wide[k].w[j], 1) : _mm512_castps512_ps256(wide[k].w[j]);
+                    d[k].ok[j] = h ? _mm512_extractf32x8_ps(wide[k].ok[j], 1) : _mm512_castps512_ps256(wide[k].ok[j]);
+                    d[k].off[j] = h ? _mm512_extracti32x8_epi32(wide[k].off[j], 1) : _mm512_castsi512_si256(wide[k].off[j]);
+                }
+            irgrid_prepare_f32(d, (int)rank, taps, q + i + h);
+            q[i + h].store_mask = CMP(LOADU(lanes), SET1((float)(m - 8 * h)), _CMP_LT_OQ);
+            if (n < IRGRID_SIMD_GROUPS * LANES)
+                irgrid_prefetch_rows_f32(q + i + h, x, rank == 3 ? taps * taps : taps, taps);
+        }
+    }
+    *nf = found;
+    return groups;
+}
+
+/* irgrid_gather_taps_wide_body, one copy per rank, mode and padding as irgrid_gather_taps. */
+static IRGRID_AVX512 __attribute__((noinline)) int irgrid_gather_taps_wide_f32(const float* x, const float* g,
+        irgrid_index p0, irgrid_index n, irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides,
+        int mode, int padding, int align, irgrid_group_f32* q, irgrid_index* fallback, irgrid_index* nf) {
+#define IRGRID_TAPS_CASE(r, md, pd) \
+    if (rank == r && mode == md && padding == pd) \
+        return irgrid_gather_taps_wide_body(x, g, p0, n, r, dims, strides, md, pd, align, q, fallback, nf);
+#define IRGRID_TAPS_PADS(r, md) IRGRID_TAPS_CASE(r, md, 0) IRGRID_TAPS_CASE(r, md, 1) IRGRID_TAPS_CASE(r, md, 2)
+    IRGRID_TAPS_PADS(2, 0)
+    IRGRID_TAPS_PADS(2, 1)
+    IRGRID_TAPS_PADS(2, 2)
+    IRGRID_TAPS_PADS(3, 0)
+    IRGRID_TAPS_PADS(3, 1)
+#undef IRGRID_TAPS_PADS
+#undef IRGRID_TAPS_CASE
+    return irgrid_gather_taps_wide_body(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, nf);
+}
+#endif
+
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
    (x + c * x_cstride -> y + c * y_cstride), read with gathers or (`loads`) scalar loads; returns how
-   many points it left to the scalar path, their indices in fallback[0 ..) (capacity n). */
+   many points it left to the scalar path, their indices in fallback[0 ..) (capacity n). `wide` (f32, where
+   irgrid_wide_available()): the taps 16 lanes at a time, the same bits. */
 static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
         const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
-        irgrid_index* fallback) {
+        int wide, irgrid_index* fallback) {
     SFX(irgrid_group) q[IRGRID_SIMD_GROUPS];
     irgrid_index p0, nf = 0;
     int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
+    (void)wide;
     for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
-        i = SFX(irgrid_gather_taps)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, &nf);
+#if LANES == 8
+        if (wide)
+            i = irgrid_gather_taps_wide_f32(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, &nf);
+        else
+#endif
+            i = SFX(irgrid_gather_taps)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, &nf);
         /* one inlined copy per rank, taps and read (each with its constants) */
 #define IRGRID_APPLY(r, t) (loads ? SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, r, t, 1) \
                                   : SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, r, t, 0))
