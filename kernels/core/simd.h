@@ -30,6 +30,15 @@
 #define IRGRID_SIMD_GROUPS 32
 #endif
 
+/* The gather path samples up to this many channels of a 2-D call of at least a block of points group
+   by group, right after each group's taps (irgrid_fused), rather than a block of groups channel by
+   channel: the taps stay in registers. Not in 3-D, nor for small calls (RAFT's lookups, 81 points
+   an item), whose reads miss the caches and gain from the block's prefetched rows
+   (benchmarks/README.md, "On an Intel Xeon host"). */
+#ifndef IRGRID_FUSED_CHANNELS
+#define IRGRID_FUSED_CHANNELS 2
+#endif
+
 /* 3-D cubic (irgrid_cubic3d_run, irgrid_unbin) streams a channel group's output past the caches from
    this many bytes on (a core's L2): an output that large has left them before anything reads it, and
    a regular store first reads each line it writes (benchmarks/README.md, "Streaming tricubic's

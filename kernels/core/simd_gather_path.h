@@ -215,6 +215,72 @@ static IRGRID_AVX2 __attribute__((noinline)) int SFX(irgrid_gather_taps)(const F
     return SFX(irgrid_gather_taps_body)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, nf);
 }
 
+/* One group's outputs in `channels` planes right after its taps (the fused few-channel run): the group
+   stays in registers, where the block's buffer was written and read back once per channel. */
+IRGRID_AVX2_INLINE void SFX(irgrid_fused_group)(const SFX(irgrid_dim)* d, const FT* x, FT* y, irgrid_index p,
+        irgrid_index m, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, int rank, int taps,
+        int loads) {
+    SFX(irgrid_group) one;
+    irgrid_index c;
+    FT lanes[LANES];
+    int k;
+    SFX(irgrid_prepare)(d, rank, taps, &one);
+    for (c = 0; c < channels; c++) {
+        VF acc = SFX(irgrid_apply)(&one, x + c * x_cstride, rank, taps, loads);
+        if (m == LANES) {
+            STOREU(y + c * y_cstride + p, acc);
+        } else {
+            for (k = 0; k < LANES; k++)
+                lanes[k] = (FT)k;
+            MASKSTORE(y + c * y_cstride + p, CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ), acc);
+        }
+    }
+}
+
+/* Outputs of points [0, n) group by group, taps then reads (irgrid_fused_group), for a few channels;
+   inlined per rank, mode, padding and read. Returns the points left to the scalar path. */
+IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_fused_body)(const FT* x, const FT* g, FT* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims_in, const irgrid_index* strides_in, int mode, int padding, int align, int loads,
+        irgrid_index* fallback) {
+    SFX(irgrid_dim) d[3];
+    irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = 0;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
+    for (k = 0; k < rank; k++) {
+        dims[k] = dims_in[k];
+        strides[k] = strides_in[k];
+    }
+    for (p = 0; p < n; p += LANES) {
+        m = n - p < LANES ? n - p : LANES;
+        SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, 0, d, fallback, &found);
+        SFX(irgrid_fused_group)(d, x, y, p, m, channels, x_cstride, y_cstride, (int)rank, taps, loads);
+    }
+    return found;
+}
+
+/* The fused run's copies: per 2-D mode and read, zeros padding (the common one) apart. */
+#define IRGRID_FUSED_DISPATCH(body) \
+    IRGRID_FUSED_CASE(body, 0) IRGRID_FUSED_CASE(body, 1) IRGRID_FUSED_CASE(body, 2)
+#define IRGRID_FUSED_CASE(body, md) \
+    if (mode == md && padding == 0) \
+        return loads ? body(x, g, y, n, channels, x_cstride, y_cstride, 2, dims, strides, md, 0, align, 1, fallback) \
+                     : body(x, g, y, n, channels, x_cstride, y_cstride, 2, dims, strides, md, 0, align, 0, fallback); \
+    if (mode == md) \
+        return loads ? body(x, g, y, n, channels, x_cstride, y_cstride, 2, dims, strides, md, padding, align, 1, \
+                            fallback) \
+                     : body(x, g, y, n, channels, x_cstride, y_cstride, 2, dims, strides, md, padding, align, 0, \
+                            fallback);
+
+/* irgrid_fused_body in 2-D (IRGRID_FUSED_DISPATCH's copies). */
+static IRGRID_AVX2 __attribute__((noinline)) irgrid_index SFX(irgrid_fused)(const FT* x, const FT* g, FT* y,
+        irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
+        irgrid_index* fallback) {
+    IRGRID_FUSED_DISPATCH(SFX(irgrid_fused_body))
+    return SFX(irgrid_fused_body)(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode, padding,
+                                  align, loads, fallback);
+}
+
 #if LANES == 8
 /* irgrid_gather_taps_body with the per-dim taps of two groups at a time in 16 lanes (simd.h's
    irgrid_lane_taps_f32x16: the same arithmetic lane for lane), split into the groups' 8-lane halves
@@ -253,6 +319,46 @@ IRGRID_AVX512_INLINE int irgrid_gather_taps_wide_body(const float* x, const floa
     return groups;
 }
 
+/* irgrid_fused_body with the per-dim taps 16 lanes at a time (as irgrid_gather_taps_wide_body). */
+IRGRID_AVX512_INLINE irgrid_index irgrid_fused_wide_body(const float* x, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims_in, const irgrid_index* strides_in, int mode, int padding, int align, int loads,
+        irgrid_index* fallback) {
+    irgrid_dim_f32x16 wide[3];
+    irgrid_dim_f32 d[3];
+    irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = 0;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), h, j;
+    for (k = 0; k < rank; k++) {
+        dims[k] = dims_in[k];
+        strides[k] = strides_in[k];
+    }
+    for (p = 0; p < n; p += 16) {
+        m = n - p < 16 ? n - p : 16;
+        irgrid_lane_taps_f32x16(g, p, m, rank, dims, strides, mode, padding, align, 0, wide, fallback, &found);
+        for (h = 0; h < 2 && m > 8 * h; h++) {
+            for (k = 0; k < rank; k++)
+                for (j = 0; j < taps; j++) {
+                    d[k].w[j] = h ? _mm512_extractf32x8_ps(wide[k].w[j], 1) : _mm512_castps512_ps256(wide[k].w[j]);
+                    d[k].ok[j] = h ? _mm512_extractf32x8_ps(wide[k].ok[j], 1) : _mm512_castps512_ps256(wide[k].ok[j]);
+                    d[k].off[j] = h ? _mm512_extracti32x8_epi32(wide[k].off[j], 1) : _mm512_castsi512_si256(wide[k].off[j]);
+                }
+            irgrid_fused_group_f32(d, x, y, p + 8 * h, h ? m - 8 : (m < 8 ? m : 8), channels, x_cstride, y_cstride,
+                                   (int)rank, taps, loads);
+        }
+    }
+    return found;
+}
+
+/* irgrid_fused_wide_body in 2-D (IRGRID_FUSED_DISPATCH's copies). */
+static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_fused_wide_f32(const float* x, const float* g,
+        float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
+        irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        int loads, irgrid_index* fallback) {
+    IRGRID_FUSED_DISPATCH(irgrid_fused_wide_body)
+    return irgrid_fused_wide_body(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode, padding,
+                                  align, loads, fallback);
+}
+
 /* irgrid_gather_taps_wide_body, one copy per rank, mode and padding as irgrid_gather_taps. */
 static IRGRID_AVX512 __attribute__((noinline)) int irgrid_gather_taps_wide_f32(const float* x, const float* g,
         irgrid_index p0, irgrid_index n, irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides,
@@ -284,6 +390,15 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     irgrid_index p0, nf = 0;
     int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
     (void)wide;
+    if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
+#if LANES == 8
+        if (wide)
+            return irgrid_fused_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode,
+                                         padding, align, loads, fallback);
+#endif
+        return SFX(irgrid_fused)(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode, padding,
+                                 align, loads, fallback);
+    }
     for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
 #if LANES == 8
         if (wide)
@@ -308,3 +423,5 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     }
     return nf;
 }
+#undef IRGRID_FUSED_DISPATCH
+#undef IRGRID_FUSED_CASE

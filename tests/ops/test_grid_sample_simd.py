@@ -154,13 +154,29 @@ def test_gathers_and_loads_bitwise_identical(rank, mode, dtype):
                                    **TOLERANCES[dtype])
 
 
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_fused_and_blocks_bitwise_identical(mode, padding, dtype):
+    """A 2-D item of one or two channels and at least a block of points runs fused (its taps then its
+    reads, group by group: irgrid_fused); split among three threads, its spans are too short for that
+    and run by blocks. Both give the same bits, with special coordinates among the points."""
+    rng = keyed_rng("fused-blocks", mode, padding, dtype)
+    for channels in (1, 2):
+        x = rng.uniform(-1, 1, (1, channels, 19, 23)).astype(dtype)
+        grid = rng.uniform(-1.3, 1.3, (1, 15, 20, 2)).astype(dtype)
+        grid.reshape(-1)[:len(SPECIALS)] = SPECIALS
+        fused = sample(x, grid, mode, padding, False, threads=1)
+        assert sample(x, grid, mode, padding, False, threads=3).tobytes() == fused.tobytes()
+
+
 @pytest.mark.skipif(not sampling.avx512_available(), reason="the CPU has no AVX-512 F/VL/BW/DQ")
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("rank,mode", VECTOR_CASES)
 def test_wide_taps_bitwise_identical(rank, mode, padding, align):
     """The gather path's f32 taps 16 lanes at a time (AVX-512) give the bits of 8 lanes at a time (AVX2),
-    read with gathers or loads, on one and two channels, at 1 and 2 threads, for point counts that are
+    read with gathers or loads, fused or by blocks, on one and two channels, for point counts that are
     not multiples of 16 and coordinates that are not dyadic (every rounding of the pixel coordinate
     shows), exact halves (nearest's ties), tiny ones (0 < |g| < 2**-29, where f32 arithmetic would round
     differently), values past the edges (the paddings' folds) and special ones (NaN, Inf, huge: the
@@ -179,8 +195,9 @@ def test_wide_taps_bitwise_identical(rank, mode, padding, align):
             flat[halves] = (rng.integers(-80, 80, int(halves.sum())) + 0.5) / 32
             flat[:len(SPECIALS)] = SPECIALS
             outputs = []
-            for avx512, gathers, threads in (("never", "never", 1), ("always", "never", 1), ("always", "always", 2),
-                                             ("never", "always", 2)):
+            # one thread: a 2-D item of 256 points or more runs fused (irgrid_fused), two split it into blocks
+            for avx512, gathers, threads in (("never", "never", 1), ("always", "never", 1), ("always", "always", 1),
+                                             ("never", "always", 1), ("always", "always", 2), ("never", "never", 2)):
                 was = sampling.use_avx512(avx512), sampling.use_gathers(gathers)
                 try:
                     outputs.append(sample(x, grid, mode, padding, align, threads=threads))
