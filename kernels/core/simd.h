@@ -7,7 +7,9 @@
    touching memory), or, where this CPU runs those slower, scalar loads (a masked-off lane reads the
    plane's first element instead and its value is masked away bit for bit), so an Inf elsewhere in X
    cannot leak into a dropped tap either way; summed tap by tap in the scalar path's tap order
-   (outermost dim major) with FMA.
+   (outermost dim major) with FMA. A 2-D call of one or two channels runs group by group instead, each
+   group's reads right after its taps (irgrid_fused); on AVX-512 CPUs the f32 taps of 2-D calls are
+   computed 16 lanes at a time (irgrid_lane_taps_f32x16), the same operations lane for lane.
    Lanes the vector arithmetic does not cover (NaN or |g| >= 1e30 coordinates, |x| > 2**22 pixels
    after denormalising, reflection beyond one period) read nothing; their indices are returned in
    `fallback` for the caller's scalar path. The per-point arithmetic depends only on that point's
