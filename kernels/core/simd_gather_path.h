@@ -282,6 +282,18 @@ static IRGRID_AVX2 __attribute__((noinline)) irgrid_index SFX(irgrid_fused)(cons
 }
 
 #if LANES == 8
+/* Half h (lanes 8h .. 8h + 7) of 16 lanes' per-dim taps, as the 8-lane taps of one group. */
+IRGRID_AVX512_INLINE void irgrid_half_dims(const irgrid_dim_f32x16* wide, int rank, int taps, int h,
+                                           irgrid_dim_f32* d) {
+    int k, j;
+    for (k = 0; k < rank; k++)
+        for (j = 0; j < taps; j++) {
+            d[k].w[j] = h ? _mm512_extractf32x8_ps(wide[k].w[j], 1) : _mm512_castps512_ps256(wide[k].w[j]);
+            d[k].ok[j] = h ? _mm512_extractf32x8_ps(wide[k].ok[j], 1) : _mm512_castps512_ps256(wide[k].ok[j]);
+            d[k].off[j] = h ? _mm512_extracti32x8_epi32(wide[k].off[j], 1) : _mm512_castsi512_si256(wide[k].off[j]);
+        }
+}
+
 /* irgrid_gather_taps_body with the per-dim taps of two groups at a time in 16 lanes (simd.h's
    irgrid_lane_taps_f32x16: the same arithmetic lane for lane), split into the groups' 8-lane halves
    for irgrid_prepare. */
@@ -292,7 +304,7 @@ IRGRID_AVX512_INLINE int irgrid_gather_taps_wide_body(const float* x, const floa
     irgrid_dim_f32 d[3];
     float lanes[8];
     irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = *nf;
-    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i, h, j, groups = 0;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i, h, groups = 0;
     for (k = 0; k < rank; k++) {
         dims[k] = dims_in[k];
         strides[k] = strides_in[k];
@@ -303,12 +315,7 @@ IRGRID_AVX512_INLINE int irgrid_gather_taps_wide_body(const float* x, const floa
         m = n - p < 16 ? n - p : 16;
         irgrid_lane_taps_f32x16(g, p, m, rank, dims, strides, mode, padding, align, 0, wide, fallback, &found);
         for (h = 0; h < 2 && m > 8 * h; h++, groups++) {
-            for (k = 0; k < rank; k++)
-                for (j = 0; j < taps; j++) {
-                    d[k].w[j] = h ? _mm512_extractf32x8_ps(wide[k].w[j], 1) : _mm512_castps512_ps256(wide[k].w[j]);
-                    d[k].ok[j] = h ? _mm512_extractf32x8_ps(wide[k].ok[j], 1) : _mm512_castps512_ps256(wide[k].ok[j]);
-                    d[k].off[j] = h ? _mm512_extracti32x8_epi32(wide[k].off[j], 1) : _mm512_castsi512_si256(wide[k].off[j]);
-                }
+            irgrid_half_dims(wide, (int)rank, taps, h, d);
             irgrid_prepare_f32(d, (int)rank, taps, q + i + h);
             q[i + h].store_mask = CMP(LOADU(lanes), SET1((float)(m - 8 * h)), _CMP_LT_OQ);
             if (n < IRGRID_SIMD_GROUPS * LANES)
@@ -327,7 +334,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_fused_wide_body(const float* x, const f
     irgrid_dim_f32x16 wide[3];
     irgrid_dim_f32 d[3];
     irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = 0;
-    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), h, j;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), h;
     for (k = 0; k < rank; k++) {
         dims[k] = dims_in[k];
         strides[k] = strides_in[k];
@@ -336,12 +343,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_fused_wide_body(const float* x, const f
         m = n - p < 16 ? n - p : 16;
         irgrid_lane_taps_f32x16(g, p, m, rank, dims, strides, mode, padding, align, 0, wide, fallback, &found);
         for (h = 0; h < 2 && m > 8 * h; h++) {
-            for (k = 0; k < rank; k++)
-                for (j = 0; j < taps; j++) {
-                    d[k].w[j] = h ? _mm512_extractf32x8_ps(wide[k].w[j], 1) : _mm512_castps512_ps256(wide[k].w[j]);
-                    d[k].ok[j] = h ? _mm512_extractf32x8_ps(wide[k].ok[j], 1) : _mm512_castps512_ps256(wide[k].ok[j]);
-                    d[k].off[j] = h ? _mm512_extracti32x8_epi32(wide[k].off[j], 1) : _mm512_castsi512_si256(wide[k].off[j]);
-                }
+            irgrid_half_dims(wide, (int)rank, taps, h, d);
             irgrid_fused_group_f32(d, x, y, p + 8 * h, h ? m - 8 : (m < 8 ? m : 8), channels, x_cstride, y_cstride,
                                    (int)rank, taps, loads);
         }

@@ -40,8 +40,8 @@ from core cimport (
     IRGRID_F32, IRGRID_F64, IRGRID_MAX_RANK, IRGRID_MAX_TAPS, IRGRID_MODE_CUBIC, IRGRID_MODE_LINEAR,
     IRGRID_MODE_NEAREST, IRGRID_PAD_BORDER, IRGRID_PAD_REFLECTION, IRGRID_PAD_ZEROS, IRGRID_AFFINE_MAX_RANK,
     irgrid_error_text, irgrid_grid_sample, irgrid_grid_sample_plan, irgrid_grid_sample_run, irgrid_index,
-    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay, irgrid_grid_sample_wide_available,
-    irgrid_worker_reset, irgrid_scratch_cache,
+    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay,
+    irgrid_grid_sample_wide_available, irgrid_worker_reset, irgrid_scratch_cache,
     irgrid_scratch_give, irgrid_scratch_release, irgrid_scratch_take,
 )
 from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
