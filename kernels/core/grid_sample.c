@@ -188,6 +188,8 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
 
 int irgrid_grid_sample_simd_available(void) { return irgrid_simd_available(); }
 
+int irgrid_grid_sample_wide_available(void) { return irgrid_wide_available(); }
+
 /* Calibration (irgrid_grid_sample_gathers_pay): the gather path's bilinear run over points scattered in
    one 32 x 32 plane, CALIBRATION_POINTS of them, timed CALIBRATION_RUNS times each way, alternating. */
 enum { CALIBRATION_SIDE = 32, CALIBRATION_POINTS = 512, CALIBRATION_RUNS = 7 };
@@ -198,7 +200,7 @@ static unsigned long long calibration_ticks(const float* x, const float* g, floa
     irgrid_index fallback[CALIBRATION_POINTS];
     unsigned long long start = __builtin_ia32_rdtsc();
     irgrid_simd_sample_f32(x, g, y, CALIBRATION_POINTS, 1, CALIBRATION_SIDE * CALIBRATION_SIDE, CALIBRATION_POINTS, 2,
-                           dims, strides, IRGRID_MODE_LINEAR, IRGRID_PAD_ZEROS, 0, loads, fallback);
+                           dims, strides, IRGRID_MODE_LINEAR, IRGRID_PAD_ZEROS, 0, loads, 0, fallback);
     return __builtin_ia32_rdtsc() - start;
 }
 
@@ -244,6 +246,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     int simd;
     memset(s, 0, sizeof(*s));
     p->loads = 0;
+    p->wide = 0;
     if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
         return IRGRID_E_MODE;
     if (rank < 1 || rank > IRGRID_MAX_RANK || (p->affine && rank > IRGRID_AFFINE_MAX_RANK))
@@ -302,6 +305,10 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
         p->loads = plane >= 2  /* (scalar loads read x[0] and x[1] for masked-off lanes) */
                    && (p->gathers == IRGRID_POLICY_NEVER
                        || (p->gathers == IRGRID_POLICY_AUTO && !irgrid_grid_sample_gathers_pay()));
+        /* 16-lane f32 taps in 2-D (AUTO): in 3-D they took as long as or longer than 8 lanes (benchmarks/README.md,
+           "On an Intel Xeon host") */
+        p->wide = p->dtype == IRGRID_F32 && irgrid_wide_available()
+                  && (p->avx512 == IRGRID_POLICY_ALWAYS || (p->avx512 == IRGRID_POLICY_AUTO && rank == 2));
         p->group = min_index(p->channels, SIMD_GROUP_BYTES / (plane * itemsize));
         p->group = p->group > 1 ? p->group : 1;
         p->span = points;

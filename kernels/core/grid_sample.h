@@ -51,12 +51,16 @@ typedef struct irgrid_grid_sample {
                                                  (ALWAYS), scalar loads (NEVER) or, AUTO, whichever this
                                                  CPU runs faster (irgrid_grid_sample_gathers_pay); the
                                                  same bits either way */
+    int avx512;                               /* IRGRID_POLICY_*: the gather path's f32 taps 16 lanes at a
+                                                 time where the CPU has AVX-512 F/VL/BW/DQ (ALWAYS; AUTO:
+                                                 in 2-D) or 8 (NEVER); the same bits either way */
     int threads;                              /* workers the driver will run: units are split so each
                                                  has some; no bit depends on it */
 
     /* Derived by irgrid_grid_sample_plan: read-only for the caller, except `schedule`. */
     int path;                                 /* IRGRID_GS_* */
     int loads;                                /* the gather path reads with scalar loads */
+    int wide;                                 /* the gather path's f32 taps are computed 16 lanes at a time */
     irgrid_index strides[IRGRID_MAX_RANK], plane, points, max_taps;
     irgrid_index extents[IRGRID_AFFINE_MAX_RANK];
     float starts32[IRGRID_AFFINE_MAX_RANK], steps32[IRGRID_AFFINE_MAX_RANK];
@@ -80,6 +84,9 @@ int irgrid_grid_sample_simd_available(void);
    of each. Gathers are fast on some cores and many times slower on others (Intel cores with the
    Gather Data Sampling microcode mitigation; AMD Zen), so no constant chooses well everywhere. */
 int irgrid_grid_sample_gathers_pay(void);
+
+/* 1 when this CPU has AVX-512 F, VL, BW and DQ, for the gather path's 16-lane f32 taps (the `avx512` policy). */
+int irgrid_grid_sample_wide_available(void);
 
 /* Checks the problem (0 or an IRGRID_E_* code), derives the fields above and the schedule. Cheap
    (no allocation, O(rank)): a driver may plan per call. */

@@ -118,7 +118,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     else
         n_fallback = IRGRID_FN(irgrid_simd_sample)(xb, g, yb, n, channels, p->plane, y_cstride, rank, p->dims,
                                                    p->strides, p->mode, p->padding, p->align_corners, p->loads,
-                                                   fallback);
+                                                   p->wide, fallback);
     for (j = 0; j < n_fallback; j++) {
         i = fallback[j];
         count = IRGRID_FN(point_taps)(g + i * rank, rank, p->dims, p->strides, p->mode, p->padding,

@@ -7,7 +7,9 @@
    touching memory), or, where this CPU runs those slower, scalar loads (a masked-off lane reads the
    plane's first element instead and its value is masked away bit for bit), so an Inf elsewhere in X
    cannot leak into a dropped tap either way; summed tap by tap in the scalar path's tap order
-   (outermost dim major) with FMA.
+   (outermost dim major) with FMA. A 2-D call of one or two channels runs group by group instead, each
+   group's reads right after its taps (irgrid_fused); on AVX-512 CPUs the f32 taps of 2-D calls are
+   computed 16 lanes at a time (irgrid_lane_taps_f32x16), the same operations lane for lane.
    Lanes the vector arithmetic does not cover (NaN or |g| >= 1e30 coordinates, |x| > 2**22 pixels
    after denormalising, reflection beyond one period) read nothing; their indices are returned in
    `fallback` for the caller's scalar path. The per-point arithmetic depends only on that point's
@@ -28,6 +30,15 @@
 /* Groups of lanes whose taps are prepared together, then applied channel by channel. */
 #ifndef IRGRID_SIMD_GROUPS
 #define IRGRID_SIMD_GROUPS 32
+#endif
+
+/* The gather path samples up to this many channels of a 2-D call of at least a block of points group
+   by group, right after each group's taps (irgrid_fused), rather than a block of groups channel by
+   channel: the taps stay in registers. Not in 3-D, nor for small calls (RAFT's lookups, 81 points
+   an item), whose reads miss the caches and gain from the block's prefetched rows
+   (benchmarks/README.md, "On an Intel Xeon host"). */
+#ifndef IRGRID_FUSED_CHANNELS
+#define IRGRID_FUSED_CHANNELS 2
 #endif
 
 /* 3-D cubic (irgrid_cubic3d_run, irgrid_unbin) streams a channel group's output past the caches from
@@ -76,6 +87,21 @@ static int irgrid_simd_available(void) {
 #ifdef IRGRID_SIMD_X86
         __builtin_cpu_init();
         state = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    }
+    return state;
+}
+
+/* 1 when the CPU has AVX-512 F, VL, BW and DQ (a CPUID probe, cached): the gather path's f32 taps may then
+   be computed 16 lanes at a time (irgrid_gather_taps_wide_f32); the caller chooses (the plan's `wide`). */
+static int irgrid_wide_available(void) {
+    static int state = -1;
+    if (state < 0) {
+        state = 0;
+#ifdef IRGRID_SIMD_X86
+        __builtin_cpu_init();
+        state = irgrid_simd_available() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
+                && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
 #endif
     }
     return state;
@@ -149,6 +175,81 @@ IRGRID_AVX2_INLINE __m256 irgrid_denormalize_native_ps(__m256 g, double length, 
     return _mm256_fmadd_ps(g, align ? offset : _mm256_set1_ps((float)(length / 2)), offset);
 }
 IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
+
+/* ------------------------------------------------------------------ f32 taps, 16 lanes (AVX-512) */
+/* simd_taps.h once more, for 16 f32 lanes in a zmm register: the gather path's per-dim taps
+   (irgrid_lane_taps_f32x16), computed two groups at a time and split into the 8-lane groups its
+   reads take (simd_gather_path.h, irgrid_gather_taps_wide_f32). The same operations lane for lane as
+   the 8-lane taps: masks are kept as vectors of all-ones or zero lanes (compare into a k register,
+   then spread), blends take a mask's sign bit as blendv does, floor and rounding are roundscale with
+   the same rounding, and the double arithmetic of the pixel coordinates and cubic weights is done in
+   two halves of 8 doubles; so every lane has the same bits as on the AVX2 path. Why: the taps were
+   most of a few-channel call's time, and this halves their instructions (benchmarks/README.md, "On an
+   Intel Xeon host"). */
+#define IRGRID_AVX512_TARGET "avx2,fma,avx512f,avx512vl,avx512bw,avx512dq"
+#define IRGRID_AVX512 __attribute__((target(IRGRID_AVX512_TARGET)))
+#define IRGRID_AVX512_INLINE static inline __attribute__((always_inline, target(IRGRID_AVX512_TARGET)))
+
+IRGRID_AVX512_INLINE __m512d irgrid_denormalize_pd8(__m512d g, double length, int align) {
+    const __m512d one = _mm512_set1_pd(1.0), half = _mm512_set1_pd(0.5);
+    if (align)
+        return _mm512_mul_pd(_mm512_mul_pd(_mm512_add_pd(g, one), half), _mm512_set1_pd(length - 1));
+    return _mm512_mul_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_add_pd(g, one), _mm512_set1_pd(length)), one), half);
+}
+
+IRGRID_AVX512_INLINE __m512 irgrid_denormalize_ps16(__m512 g, double length, int align) {
+    __m512d lo = irgrid_denormalize_pd8(_mm512_cvtps_pd(_mm512_castps512_ps256(g)), length, align);
+    __m512d hi = irgrid_denormalize_pd8(_mm512_cvtps_pd(_mm512_extractf32x8_ps(g, 1)), length, align);
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+}
+
+#undef IRGRID_AVX2_INLINE
+#define IRGRID_AVX2_INLINE IRGRID_AVX512_INLINE
+IRGRID_KEYS_FN(irgrid_cubic_pd8, __m512d, _mm512_set1_pd, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd)
+
+IRGRID_AVX512_INLINE void irgrid_cubic_ps16(__m512 t, __m512* w) {
+    __m512d lo[4], hi[4];
+    int j;
+    irgrid_cubic_pd8(_mm512_cvtps_pd(_mm512_castps512_ps256(t)), lo);
+    irgrid_cubic_pd8(_mm512_cvtps_pd(_mm512_extractf32x8_ps(t, 1)), hi);
+    for (j = 0; j < 4; j++)
+        w[j] = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo[j])), _mm512_cvtpd_ps(hi[j]), 1);
+}
+
+#define IRGRID_MASK16(m) _mm512_movepi32_mask(_mm512_castps_si512(m))
+#define FT float
+#define SFX(name) name##_f32x16
+#define LANES 16
+#define VF __m512
+#define VI __m512i
+#define SET1 _mm512_set1_ps
+#define ZERO _mm512_setzero_ps
+#define ADD _mm512_add_ps
+#define SUB _mm512_sub_ps
+#define MUL _mm512_mul_ps
+#define VMIN _mm512_min_ps
+#define VMAX _mm512_max_ps
+#define AND _mm512_and_ps
+#define ANDNOT _mm512_andnot_ps
+#define OR _mm512_or_ps
+#define BLEND(a, b, m) _mm512_mask_blend_ps(IRGRID_MASK16(m), a, b)
+#define CMP(a, b, p) _mm512_castsi512_ps(_mm512_movm_epi32(_mm512_cmp_ps_mask(a, b, p)))
+#define FLOOR(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define RINT(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define MOVEMASK(m) ((int)IRGRID_MASK16(m))
+#define LOADU _mm512_loadu_ps
+#define TOINT _mm512_cvttps_epi32
+#define ISET1 _mm512_set1_epi32
+#define IADD _mm512_add_epi32
+#define IMUL _mm512_mullo_epi32
+#define DENORMALIZE irgrid_denormalize_ps16
+#define CUBIC irgrid_cubic_ps16
+#define NATIVE_DENORMALIZE irgrid_denormalize_ps16  /* (no native taps at 16 lanes: never called) */
+#define NATIVE_CUBIC irgrid_cubic_ps16
+#include "simd_taps.h"
+#include "simd_undef.h"
+#undef IRGRID_AVX2_INLINE
+#define IRGRID_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
 
 /* ------------------------------------------------------------------ f32, 8 lanes */
 #define FT float
@@ -241,11 +342,11 @@ IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _m
 static irgrid_index irgrid_simd_sample_f32(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
         const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
-        irgrid_index* fallback) { return -1; }
+        int wide, irgrid_index* fallback) { return -1; }
 static irgrid_index irgrid_simd_sample_f64(const double* x, const double* g, double* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
         const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
-        irgrid_index* fallback) { return -1; }
+        int wide, irgrid_index* fallback) { return -1; }
 static void irgrid_interleave_f32(const float* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,
         float* s) {}
 static void irgrid_interleave_f64(const double* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,

@@ -165,38 +165,249 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
         }
 }
 
+/* The taps of a block of up to IRGRID_SIMD_GROUPS groups from point p0 on (lanes p0 + 8 * i) into q,
+   their store masks and, for a call of less than a block, their first channel's prefetches; returns
+   the groups. Inlined with constant rank, mode and padding (irgrid_gather_taps' dispatch) and with
+   the dims' lengths and strides in locals: the generic stage branched on them per group and reloaded
+   and converted them per dim and group (its stores into q go through vector pointers that may alias
+   the caller's arrays), about half of the few-channel time (benchmarks/README.md, "On an Intel Xeon
+   host"). The arithmetic per lane is irgrid_lane_taps', so the bits do not change. */
+IRGRID_AVX2_INLINE int SFX(irgrid_gather_taps_body)(const FT* x, const FT* g, irgrid_index p0, irgrid_index n,
+        irgrid_index rank, const irgrid_index* dims_in, const irgrid_index* strides_in, int mode, int padding,
+        int align, SFX(irgrid_group)* q, irgrid_index* fallback, irgrid_index* nf) {
+    SFX(irgrid_dim) d[3];
+    FT lanes[LANES];
+    irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = *nf;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
+    for (k = 0; k < rank; k++) {
+        dims[k] = dims_in[k];
+        strides[k] = strides_in[k];
+    }
+    for (i = 0; i < LANES; i++)
+        lanes[i] = (FT)i;
+    for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i++, p += LANES) {
+        m = n - p < LANES ? n - p : LANES;
+        SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, 0, d, fallback, &found);
+        SFX(irgrid_prepare)(d, (int)rank, taps, q + i);
+        q[i].store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
+        if (n < IRGRID_SIMD_GROUPS * LANES)
+            SFX(irgrid_prefetch_rows)(q + i, x, rank == 3 ? taps * taps : taps, taps);
+    }
+    *nf = found;
+    return i;
+}
+
+/* irgrid_gather_taps_body, one copy per rank, mode (as irgrid_simd_fits takes them) and padding. */
+static IRGRID_AVX2 __attribute__((noinline)) int SFX(irgrid_gather_taps)(const FT* x, const FT* g, irgrid_index p0,
+        irgrid_index n, irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides, int mode,
+        int padding, int align, SFX(irgrid_group)* q, irgrid_index* fallback, irgrid_index* nf) {
+#define IRGRID_TAPS_CASE(r, md, pd) \
+    if (rank == r && mode == md && padding == pd) \
+        return SFX(irgrid_gather_taps_body)(x, g, p0, n, r, dims, strides, md, pd, align, q, fallback, nf);
+#define IRGRID_TAPS_PADS(r, md) IRGRID_TAPS_CASE(r, md, 0) IRGRID_TAPS_CASE(r, md, 1) IRGRID_TAPS_CASE(r, md, 2)
+    IRGRID_TAPS_PADS(2, 0)
+    IRGRID_TAPS_PADS(2, 1)
+    IRGRID_TAPS_PADS(2, 2)
+    IRGRID_TAPS_PADS(3, 0)
+    IRGRID_TAPS_PADS(3, 1)
+#undef IRGRID_TAPS_PADS
+#undef IRGRID_TAPS_CASE
+    return SFX(irgrid_gather_taps_body)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, nf);
+}
+
+/* One group's outputs in `channels` planes right after its taps (the fused few-channel run): the group
+   stays in registers, where the block's buffer was written and read back once per channel. */
+IRGRID_AVX2_INLINE void SFX(irgrid_fused_group)(const SFX(irgrid_dim)* d, const FT* x, FT* y, irgrid_index p,
+        irgrid_index m, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, int rank, int taps,
+        int loads) {
+    SFX(irgrid_group) one;
+    irgrid_index c;
+    FT lanes[LANES];
+    int k;
+    SFX(irgrid_prepare)(d, rank, taps, &one);
+    for (c = 0; c < channels; c++) {
+        VF acc = SFX(irgrid_apply)(&one, x + c * x_cstride, rank, taps, loads);
+        if (m == LANES) {
+            STOREU(y + c * y_cstride + p, acc);
+        } else {
+            for (k = 0; k < LANES; k++)
+                lanes[k] = (FT)k;
+            MASKSTORE(y + c * y_cstride + p, CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ), acc);
+        }
+    }
+}
+
+/* Outputs of points [0, n) group by group, taps then reads (irgrid_fused_group), for a few channels;
+   inlined per rank, mode, padding and read. Returns the points left to the scalar path. */
+IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_fused_body)(const FT* x, const FT* g, FT* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims_in, const irgrid_index* strides_in, int mode, int padding, int align, int loads,
+        irgrid_index* fallback) {
+    SFX(irgrid_dim) d[3];
+    irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = 0;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
+    for (k = 0; k < rank; k++) {
+        dims[k] = dims_in[k];
+        strides[k] = strides_in[k];
+    }
+    for (p = 0; p < n; p += LANES) {
+        m = n - p < LANES ? n - p : LANES;
+        SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, 0, d, fallback, &found);
+        SFX(irgrid_fused_group)(d, x, y, p, m, channels, x_cstride, y_cstride, (int)rank, taps, loads);
+    }
+    return found;
+}
+
+/* The fused run's copies: per 2-D mode and read, zeros padding (the common one) apart. */
+#define IRGRID_FUSED_DISPATCH(body) \
+    IRGRID_FUSED_CASE(body, 0) IRGRID_FUSED_CASE(body, 1) IRGRID_FUSED_CASE(body, 2)
+#define IRGRID_FUSED_CASE(body, md) \
+    if (mode == md && padding == 0) \
+        return loads ? body(x, g, y, n, channels, x_cstride, y_cstride, 2, dims, strides, md, 0, align, 1, fallback) \
+                     : body(x, g, y, n, channels, x_cstride, y_cstride, 2, dims, strides, md, 0, align, 0, fallback); \
+    if (mode == md) \
+        return loads ? body(x, g, y, n, channels, x_cstride, y_cstride, 2, dims, strides, md, padding, align, 1, \
+                            fallback) \
+                     : body(x, g, y, n, channels, x_cstride, y_cstride, 2, dims, strides, md, padding, align, 0, \
+                            fallback);
+
+/* irgrid_fused_body in 2-D (IRGRID_FUSED_DISPATCH's copies). */
+static IRGRID_AVX2 __attribute__((noinline)) irgrid_index SFX(irgrid_fused)(const FT* x, const FT* g, FT* y,
+        irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
+        irgrid_index* fallback) {
+    IRGRID_FUSED_DISPATCH(SFX(irgrid_fused_body))
+    return SFX(irgrid_fused_body)(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode, padding,
+                                  align, loads, fallback);
+}
+
+#if LANES == 8
+/* Half h (lanes 8h .. 8h + 7) of 16 lanes' per-dim taps, as the 8-lane taps of one group. */
+IRGRID_AVX512_INLINE void irgrid_half_dims(const irgrid_dim_f32x16* wide, int rank, int taps, int h,
+                                           irgrid_dim_f32* d) {
+    int k, j;
+    for (k = 0; k < rank; k++)
+        for (j = 0; j < taps; j++) {
+            d[k].w[j] = h ? _mm512_extractf32x8_ps(wide[k].w[j], 1) : _mm512_castps512_ps256(wide[k].w[j]);
+            d[k].ok[j] = h ? _mm512_extractf32x8_ps(wide[k].ok[j], 1) : _mm512_castps512_ps256(wide[k].ok[j]);
+            d[k].off[j] = h ? _mm512_extracti32x8_epi32(wide[k].off[j], 1) : _mm512_castsi512_si256(wide[k].off[j]);
+        }
+}
+
+/* irgrid_gather_taps_body with the per-dim taps of two groups at a time in 16 lanes (simd.h's
+   irgrid_lane_taps_f32x16: the same arithmetic lane for lane), split into the groups' 8-lane halves
+   for irgrid_prepare. */
+IRGRID_AVX512_INLINE int irgrid_gather_taps_wide_body(const float* x, const float* g, irgrid_index p0, irgrid_index n,
+        irgrid_index rank, const irgrid_index* dims_in, const irgrid_index* strides_in, int mode, int padding,
+        int align, irgrid_group_f32* q, irgrid_index* fallback, irgrid_index* nf) {
+    irgrid_dim_f32x16 wide[3];
+    irgrid_dim_f32 d[3];
+    float lanes[8];
+    irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = *nf;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i, h, groups = 0;
+    for (k = 0; k < rank; k++) {
+        dims[k] = dims_in[k];
+        strides[k] = strides_in[k];
+    }
+    for (i = 0; i < 8; i++)
+        lanes[i] = (float)i;
+    for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i += 2, p += 16) {
+        m = n - p < 16 ? n - p : 16;
+        irgrid_lane_taps_f32x16(g, p, m, rank, dims, strides, mode, padding, align, 0, wide, fallback, &found);
+        for (h = 0; h < 2 && m > 8 * h; h++, groups++) {
+            irgrid_half_dims(wide, (int)rank, taps, h, d);
+            irgrid_prepare_f32(d, (int)rank, taps, q + i + h);
+            q[i + h].store_mask = CMP(LOADU(lanes), SET1((float)(m - 8 * h)), _CMP_LT_OQ);
+            if (n < IRGRID_SIMD_GROUPS * LANES)
+                irgrid_prefetch_rows_f32(q + i + h, x, rank == 3 ? taps * taps : taps, taps);
+        }
+    }
+    *nf = found;
+    return groups;
+}
+
+/* irgrid_fused_body with the per-dim taps 16 lanes at a time (as irgrid_gather_taps_wide_body). */
+IRGRID_AVX512_INLINE irgrid_index irgrid_fused_wide_body(const float* x, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
+        const irgrid_index* dims_in, const irgrid_index* strides_in, int mode, int padding, int align, int loads,
+        irgrid_index* fallback) {
+    irgrid_dim_f32x16 wide[3];
+    irgrid_dim_f32 d[3];
+    irgrid_index dims[3] = {1, 1, 1}, strides[3] = {1, 1, 1}, p, m, k, found = 0;
+    int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), h;
+    for (k = 0; k < rank; k++) {
+        dims[k] = dims_in[k];
+        strides[k] = strides_in[k];
+    }
+    for (p = 0; p < n; p += 16) {
+        m = n - p < 16 ? n - p : 16;
+        irgrid_lane_taps_f32x16(g, p, m, rank, dims, strides, mode, padding, align, 0, wide, fallback, &found);
+        for (h = 0; h < 2 && m > 8 * h; h++) {
+            irgrid_half_dims(wide, (int)rank, taps, h, d);
+            irgrid_fused_group_f32(d, x, y, p + 8 * h, h ? m - 8 : (m < 8 ? m : 8), channels, x_cstride, y_cstride,
+                                   (int)rank, taps, loads);
+        }
+    }
+    return found;
+}
+
+/* irgrid_fused_wide_body in 2-D (IRGRID_FUSED_DISPATCH's copies). */
+static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_fused_wide_f32(const float* x, const float* g,
+        float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
+        irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        int loads, irgrid_index* fallback) {
+    IRGRID_FUSED_DISPATCH(irgrid_fused_wide_body)
+    return irgrid_fused_wide_body(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode, padding,
+                                  align, loads, fallback);
+}
+
+/* irgrid_gather_taps_wide_body, one copy per rank, mode and padding as irgrid_gather_taps. */
+static IRGRID_AVX512 __attribute__((noinline)) int irgrid_gather_taps_wide_f32(const float* x, const float* g,
+        irgrid_index p0, irgrid_index n, irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides,
+        int mode, int padding, int align, irgrid_group_f32* q, irgrid_index* fallback, irgrid_index* nf) {
+#define IRGRID_TAPS_CASE(r, md, pd) \
+    if (rank == r && mode == md && padding == pd) \
+        return irgrid_gather_taps_wide_body(x, g, p0, n, r, dims, strides, md, pd, align, q, fallback, nf);
+#define IRGRID_TAPS_PADS(r, md) IRGRID_TAPS_CASE(r, md, 0) IRGRID_TAPS_CASE(r, md, 1) IRGRID_TAPS_CASE(r, md, 2)
+    IRGRID_TAPS_PADS(2, 0)
+    IRGRID_TAPS_PADS(2, 1)
+    IRGRID_TAPS_PADS(2, 2)
+    IRGRID_TAPS_PADS(3, 0)
+    IRGRID_TAPS_PADS(3, 1)
+#undef IRGRID_TAPS_PADS
+#undef IRGRID_TAPS_CASE
+    return irgrid_gather_taps_wide_body(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, nf);
+}
+#endif
+
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
    (x + c * x_cstride -> y + c * y_cstride), read with gathers or (`loads`) scalar loads; returns how
-   many points it left to the scalar path, their indices in fallback[0 ..) (capacity n). */
+   many points it left to the scalar path, their indices in fallback[0 ..) (capacity n). `wide` (f32, where
+   irgrid_wide_available()): the taps 16 lanes at a time, the same bits. */
 static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
         const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,
-        irgrid_index* fallback) {
-    SFX(irgrid_dim) d[3];
+        int wide, irgrid_index* fallback) {
     SFX(irgrid_group) q[IRGRID_SIMD_GROUPS];
-    FT lanes[LANES];
-    irgrid_index p, p0, nf = 0, lane, m;
+    irgrid_index p0, nf = 0;
     int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
-    for (lane = 0; lane < LANES; lane++)
-        lanes[lane] = (FT)lane;
+    (void)wide;
+    if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
+#if LANES == 8
+        if (wide)
+            return irgrid_fused_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode,
+                                         padding, align, loads, fallback);
+#endif
+        return SFX(irgrid_fused)(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode, padding,
+                                 align, loads, fallback);
+    }
     for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
-        for (i = 0, p = p0; i < IRGRID_SIMD_GROUPS && p < n; i++, p += LANES) {
-            m = n - p < LANES ? n - p : LANES;
-            SFX(irgrid_lane_taps)(g, p, m, rank, dims, strides, mode, padding, align, 0, d, fallback, &nf);
-            if (rank == 2 && taps == 1)
-                SFX(irgrid_prepare)(d, 2, 1, q + i);
-            else if (rank == 2 && taps == 2)
-                SFX(irgrid_prepare)(d, 2, 2, q + i);
-            else if (rank == 2)
-                SFX(irgrid_prepare)(d, 2, 4, q + i);
-            else if (taps == 1)
-                SFX(irgrid_prepare)(d, 3, 1, q + i);
-            else
-                SFX(irgrid_prepare)(d, 3, 2, q + i);
-            q[i].store_mask = CMP(LOADU(lanes), SET1((FT)m), _CMP_LT_OQ);
-            if (n < IRGRID_SIMD_GROUPS * LANES)
-                SFX(irgrid_prefetch_rows)(q + i, x, rank == 3 ? taps * taps : taps, taps);
-        }
+#if LANES == 8
+        if (wide)
+            i = irgrid_gather_taps_wide_f32(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, &nf);
+        else
+#endif
+            i = SFX(irgrid_gather_taps)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, &nf);
         /* one inlined copy per rank, taps and read (each with its constants) */
 #define IRGRID_APPLY(r, t) (loads ? SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, r, t, 1) \
                                   : SFX(irgrid_apply_block)(q, i, x, y + p0, channels, x_cstride, y_cstride, r, t, 0))
@@ -214,3 +425,5 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     }
     return nf;
 }
+#undef IRGRID_FUSED_DISPATCH
+#undef IRGRID_FUSED_CASE

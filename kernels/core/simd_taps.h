@@ -76,6 +76,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, irgrid_index length, irgrid_i
     int j, n = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     if (mode == 0) {
         base = RINT(x);
+        d->w[0] = one;  /* never read by a sum; set, so that no tap's weight comes from an unset register */
     } else if (mode == 1) {
         if (padding == 1)
             x = VMIN(VMAX(x, ZERO()), SET1((FT)(length - 1)));
@@ -156,6 +157,21 @@ IRGRID_AVX2_INLINE void SFX(irgrid_lane_coords)(const FT* g, irgrid_index p, irg
                                          _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6));
         gk[2] = _mm256_permutevar8x32_ps(_mm256_blend_ps(_mm256_blend_ps(a, b, 0x49), c, 0x92),
                                          _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
+    } else
+#elif LANES == 16
+    if (rank == 2 && m == LANES) {  /* (x, y) of 16 points: even and odd floats of two vectors */
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        VF a = LOADU(g + p * 2), b = LOADU(g + p * 2 + 16);
+        gk[0] = _mm512_permutex2var_ps(a, even, b);
+        gk[1] = _mm512_permutex2var_ps(a, _mm512_add_epi32(even, _mm512_set1_epi32(1)), b);
+    } else if (rank == 3 && m == LANES) {  /* (x, y, z) of 16 points: floats 3i + k of three vectors */
+        const __m512i thirds = _mm512_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45);
+        VF a = LOADU(g + p * 3), b = LOADU(g + p * 3 + 16), c = LOADU(g + p * 3 + 32);
+        for (k = 0; k < 3; k++) {
+            __m512i at = _mm512_add_epi32(thirds, _mm512_set1_epi32((int)k));
+            gk[k] = _mm512_mask_blend_ps(_mm512_cmpge_epi32_mask(at, _mm512_set1_epi32(32)),
+                                         _mm512_permutex2var_ps(a, at, b), _mm512_permutexvar_ps(at, c));
+        }
     } else
 #endif
     {

@@ -61,11 +61,12 @@ cdef extern from "grid_sample.h":
         const void* data
         const void* coords
         void* output
-        int simd, interleave, binning, gathers, threads
+        int simd, interleave, binning, gathers, avx512, threads
         irgrid_index points
         irgrid_schedule schedule
     int irgrid_grid_sample_simd_available() noexcept nogil
     int irgrid_grid_sample_gathers_pay() noexcept nogil
+    int irgrid_grid_sample_wide_available() noexcept nogil
     int irgrid_grid_sample_plan(irgrid_grid_sample* p) noexcept nogil
     void irgrid_grid_sample_run(const irgrid_grid_sample* p, int phase, void* shared, void* worker,
                                 irgrid_index begin, irgrid_index end) noexcept nogil

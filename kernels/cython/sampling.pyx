@@ -40,7 +40,8 @@ from core cimport (
     IRGRID_F32, IRGRID_F64, IRGRID_MAX_RANK, IRGRID_MAX_TAPS, IRGRID_MODE_CUBIC, IRGRID_MODE_LINEAR,
     IRGRID_MODE_NEAREST, IRGRID_PAD_BORDER, IRGRID_PAD_REFLECTION, IRGRID_PAD_ZEROS, IRGRID_AFFINE_MAX_RANK,
     irgrid_error_text, irgrid_grid_sample, irgrid_grid_sample_plan, irgrid_grid_sample_run, irgrid_index,
-    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay, irgrid_worker_reset, irgrid_scratch_cache,
+    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay,
+    irgrid_grid_sample_wide_available, irgrid_worker_reset, irgrid_scratch_cache,
     irgrid_scratch_give, irgrid_scratch_release, irgrid_scratch_take,
 )
 from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
@@ -59,6 +60,7 @@ cdef bint simd_on = irgrid_grid_sample_simd_available() and os.environ.get("IRGR
 cdef int bin_policy = 1  # 0 never, 1 where the binning judges a span scattered, 2 always (where it applies)
 cdef int interleave_policy = 1  # 0 never, 1 from a few channels on, 2 wherever it fits
 cdef int gather_policy = 1  # 0 scalar loads, 1 whichever this CPU runs faster, 2 AVX2 gathers
+cdef int avx512_policy = 1  # the gather path's f32 taps: 0 8 lanes at a time, 1 16 in 2-D, 2 16 (AVX-512 CPUs)
 # The policies use_binning and use_interleave choose between, and their codes (grid_sample.h's
 # IRGRID_POLICY_*).
 cdef dict POLICIES = {"never": 0, "auto": 1, "always": 2}
@@ -91,6 +93,21 @@ def use_gathers(str policy) -> str:
     was = POLICY_NAMES[gather_policy]
     gather_policy = POLICIES[policy]
     return was
+
+
+def use_avx512(str policy) -> str:
+    """Choose how the gather path computes f32 taps where this CPU has AVX-512 (`avx512_available()`):
+    16 lanes at a time ("always"; "auto": in 2-D) or 8 with AVX2 ("never"); the same bits every way.
+    Returns the previous policy. For tests and comparisons."""
+    global avx512_policy
+    was = POLICY_NAMES[avx512_policy]
+    avx512_policy = POLICIES[policy]
+    return was
+
+
+def avx512_available() -> bool:
+    """Whether this CPU has the AVX-512 (F, VL, BW, DQ) of the gather path's 16-lane f32 taps."""
+    return irgrid_grid_sample_wide_available() != 0
 
 
 def gathers_pay() -> bool:
@@ -168,9 +185,9 @@ cdef int run_problem(irgrid_grid_sample* p, irgrid_scratch_cache* cache, x, coor
     cdef int status
     p.data, p.coords, p.output = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords), cnp.PyArray_DATA(out)
     if (p.threads != num_threads or p.simd != simd_on or p.interleave != interleave_policy
-            or p.binning != bin_policy or p.gathers != gather_policy):
+            or p.binning != bin_policy or p.gathers != gather_policy or p.avx512 != avx512_policy):
         p.threads, p.simd, p.interleave, p.binning = num_threads, simd_on, interleave_policy, bin_policy
-        p.gathers = gather_policy
+        p.gathers, p.avx512 = gather_policy, avx512_policy
         status = irgrid_grid_sample_plan(p)
         if status:
             raise ValueError(irgrid_error_text(status).decode())
@@ -282,7 +299,7 @@ cdef class SamplePlan:
         nbytes = math.prod(self.out_shape) * self.dtype.itemsize
         self.out_bytes = nbytes if nbytes <= PY_SSIZE_T_MAX - 64 else -1
         p.threads, p.simd, p.interleave, p.binning = 1, simd_on, interleave_policy, bin_policy
-        p.gathers = gather_policy
+        p.gathers, p.avx512 = gather_policy, avx512_policy
         status = irgrid_grid_sample_plan(p)
         if status:
             raise ValueError(irgrid_error_text(status).decode())

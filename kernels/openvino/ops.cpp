@@ -65,6 +65,7 @@ static void grid_sample(const Attrs& attrs, const ov::Tensor& data, const ov::Te
     p.interleave = IRGRID_POLICY_AUTO;
     p.binning = IRGRID_POLICY_AUTO;
     p.gathers = IRGRID_POLICY_AUTO;
+    p.avx512 = IRGRID_POLICY_AUTO;
     p.threads = arena_threads();
     drive(p, p.threads, irgrid_grid_sample_plan, irgrid_grid_sample_run, cache);
     if (!out_copy.empty()) store(y, out);

@@ -28,13 +28,16 @@ from oracles import (PADDINGS, SPECIALS, TOLERANCES, check_dropped_taps, check_s
 VECTOR_CASES = [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"), (3, "linear")]
 
 
-@pytest.fixture(params=["gathers", "loads", "scalar"])
+@pytest.fixture(params=["gathers", "loads", "wide", "scalar"])
 def simd(request):
     """The vector path reading with AVX2 gathers, with scalar loads (whichever this CPU runs faster is
-    the default: sampling.gathers_pay()), and the scalar path."""
+    the default: sampling.gathers_pay()), with its f32 taps 16 lanes at a time (AVX-512, where the CPU
+    has it: `sampling.use_avx512`; elsewhere the same as "loads"), and the scalar path."""
     was = sampling.use_simd(request.param != "scalar")
     was_gathers = sampling.use_gathers("always" if request.param == "gathers" else "never")
+    was_avx512 = sampling.use_avx512("always" if request.param == "wide" else "never")
     yield request.param != "scalar"
+    sampling.use_avx512(was_avx512)
     sampling.use_gathers(was_gathers)
     sampling.use_simd(was)
 
@@ -149,6 +152,66 @@ def test_gathers_and_loads_bitwise_identical(rank, mode, dtype):
         expected = run_ort_grid_sample(x, np.where(ordinary[..., None], grid, 0), mode, "zeros", False)
         np.testing.assert_allclose(np.where(ordinary[:, None], default, 0), np.where(ordinary[:, None], expected, 0),
                                    **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_fused_and_blocks_bitwise_identical(mode, padding, dtype):
+    """A 2-D item of one or two channels and at least a block of points runs fused (its taps then its
+    reads, group by group: irgrid_fused); split among three threads, its spans are too short for that
+    and run by blocks. Both give the same bits, with special coordinates among the points."""
+    rng = keyed_rng("fused-blocks", mode, padding, dtype)
+    for channels in (1, 2):
+        x = rng.uniform(-1, 1, (1, channels, 19, 23)).astype(dtype)
+        grid = rng.uniform(-1.3, 1.3, (1, 15, 20, 2)).astype(dtype)
+        grid.reshape(-1)[:len(SPECIALS)] = SPECIALS
+        fused = sample(x, grid, mode, padding, False, threads=1)
+        assert sample(x, grid, mode, padding, False, threads=3).tobytes() == fused.tobytes()
+
+
+@pytest.mark.skipif(not sampling.avx512_available(), reason="the CPU has no AVX-512 F/VL/BW/DQ")
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("rank,mode", VECTOR_CASES)
+def test_wide_taps_bitwise_identical(rank, mode, padding, align):
+    """The gather path's f32 taps 16 lanes at a time (AVX-512) give the bits of 8 lanes at a time (AVX2),
+    read with gathers or loads, fused or by blocks, on one and two channels, for point counts that are
+    not multiples of 16 and coordinates that are not dyadic (every rounding of the pixel coordinate
+    shows), exact halves (nearest's ties), tiny ones (0 < |g| < 2**-29, where f32 arithmetic would round
+    differently), values past the edges (the paddings' folds) and special ones (NaN, Inf, huge: the
+    scalar path's); the others also match onnxruntime."""
+    rng = keyed_rng("wide-taps", rank, mode, padding, align)
+    for dims, out_dims in (((23, 31), (7, 45)), ((1, 9), (3, 5)), ((5, 1), (1, 17))) if rank == 2 else (
+            ((5, 6, 7), (3, 5, 9)), ((3, 1, 4), (1, 1, 21))):
+        for channels in (1, 2):
+            x = rng.uniform(-1, 1, (2, channels, *dims)).astype(np.float32)
+            grid = rng.uniform(-2.5, 2.5, (2, *out_dims, rank)).astype(np.float32)
+            flat = grid.reshape(-1)
+            n = flat.size
+            tiny = rng.random(n) < 0.1
+            flat[tiny] = rng.choice([-5.0, -1.0, 1.0, 3.0], int(tiny.sum())) * 2.0**-31
+            halves = rng.random(n) < 0.2
+            flat[halves] = (rng.integers(-80, 80, int(halves.sum())) + 0.5) / 32
+            flat[:len(SPECIALS)] = SPECIALS
+            outputs = []
+            # one thread: a 2-D item of 256 points or more runs fused (irgrid_fused), two split it into blocks
+            for avx512, gathers, threads in (("never", "never", 1), ("always", "never", 1), ("always", "always", 1),
+                                             ("never", "always", 1), ("always", "always", 2), ("never", "never", 2)):
+                was = sampling.use_avx512(avx512), sampling.use_gathers(gathers)
+                try:
+                    outputs.append(sample(x, grid, mode, padding, align, threads=threads))
+                finally:
+                    sampling.use_avx512(was[0])
+                    sampling.use_gathers(was[1])
+            for out in outputs[1:]:
+                assert out.tobytes() == outputs[0].tobytes()
+            # against the oracle: neither special nor tiny (in f64 the oracle breaks nearest's ties there)
+            ordinary = ((np.abs(grid) < 4) & ((grid == 0) | (np.abs(grid) > 2.0**-20))).all(-1)
+            grid64 = np.where(ordinary[..., None], grid, 0).astype(np.float64)
+            expected = run_ort_grid_sample(x.astype(np.float64), grid64, mode, padding, align)
+            np.testing.assert_allclose(np.where(ordinary[:, None], outputs[1], 0),
+                                       np.where(ordinary[:, None], expected, 0), **TOLERANCES[np.float32])
 
 
 def test_gathers_pay_is_measured_once():
