@@ -296,7 +296,9 @@ BROADCAST_SHAPES = [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((2, 1, 4), (3, 1
                     ((5, 1, 1, 3), (1, 4, 2, 1)), ((), (2, 2)),
                     # a grid's short last dim, the other operand along it only or one value: long rows
                     ((2, 16, 8, 3), (1, 1, 1, 3)), ((3,), (4, 8, 8, 3)), ((2, 16, 8, 2), ()),
-                    ((2, 16, 8, 3), (2, 16, 8, 1))]
+                    ((2, 16, 8, 3), (2, 16, 8, 1)),
+                    # both broadcast along other dims (RAFT's coords + window): one component at a time
+                    ((64, 1, 1, 2), (1, 16, 16, 2)), ((40, 1, 3), (1, 128, 1))]
 
 
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])

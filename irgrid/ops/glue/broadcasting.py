@@ -75,10 +75,25 @@ def register_binary(type_: str, fn: BinaryFn, summary: str, *, attrs: tuple[Attr
         with np.errstate(all="ignore"):
             if rows is not None:
                 return [np.asarray(fn(attrs, *rows), dtype=dtype).reshape(out.shape)]
+            if _by_component(a, b, tuple(out.shape)):
+                result = np.empty(out.shape, dtype)
+                for j in range(out.shape[-1]):
+                    result[..., j] = fn(attrs, a[..., min(j, a.shape[-1] - 1)], b[..., min(j, b.shape[-1] - 1)])
+                return [result]
             return [np.asarray(fn(attrs, a, b), dtype=dtype)]
 
     register(OpSpec(type=type_, versions=versions, inputs=(2, 2), attrs=(AUTO_BROADCAST, *attrs),
                     infer=infer, run=run, summary=summary))
+
+
+def _by_component(a: np.ndarray, b: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether to compute one component of the output's short last dim at a time: both operands
+    broadcast along other dims (RAFT's lookup, coords (2852, 1, 1, 2) + window (1, 9, 9, 2)), where
+    `_long_rows` does not apply and numpy's inner loop would run k elements at a time; per component it
+    runs along the other dims (4.0 against 1.07 ms on that case)."""
+    return (len(shape) > 1 and 1 < shape[-1] <= 4 and a.ndim == b.ndim == len(shape)
+            and a.shape[:-1] != shape[:-1] and b.shape[:-1] != shape[:-1]
+            and int(np.prod(shape, dtype=np.int64)) >= ROW_ELEMENTS * 64)
 
 
 def _long_rows(a: np.ndarray, b: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
