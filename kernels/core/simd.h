@@ -32,7 +32,7 @@
 #define IRGRID_SIMD_GROUPS 32
 #endif
 
-/* The gather path samples up to this many channels of a 2-D call of at least a block of points group
+/* The gather path samples up to this many channels of a 2-D f32 call of at least a block of points group
    by group, right after each group's taps (irgrid_fused), rather than a block of groups channel by
    channel: the taps stay in registers. Not in 3-D, nor for small calls (RAFT's lookups, 81 points
    an item), whose reads miss the caches and gain from the block's prefetched rows

@@ -197,24 +197,27 @@ IRGRID_AVX2_INLINE int SFX(irgrid_gather_taps_body)(const FT* x, const FT* g, ir
     return i;
 }
 
-/* irgrid_gather_taps_body, one copy per rank, mode (as irgrid_simd_fits takes them) and padding. */
+/* Copies of a taps body (irgrid_gather_taps_body's signature) per rank and mode as `ranks` lists them
+   ((2) or (2) (3)), zeros padding (the common one) apart from the other two: a copy per padding as
+   well made grid_sample.c take several times as long to compile (with the sanitizers, minutes). */
+#define IRGRID_TAPS_CASE(body, r, md) \
+    if (rank == r && mode == md && padding == 0) \
+        return body(x, g, p0, n, r, dims, strides, md, 0, align, q, fallback, nf); \
+    if (rank == r && mode == md) \
+        return body(x, g, p0, n, r, dims, strides, md, padding, align, q, fallback, nf);
+#define IRGRID_TAPS_2D(body) IRGRID_TAPS_CASE(body, 2, 0) IRGRID_TAPS_CASE(body, 2, 1) IRGRID_TAPS_CASE(body, 2, 2)
+#define IRGRID_TAPS_3D(body) IRGRID_TAPS_CASE(body, 3, 0) IRGRID_TAPS_CASE(body, 3, 1)
+
+/* irgrid_gather_taps_body, one copy per rank and mode (as irgrid_simd_fits takes them), zeros padding apart. */
 static IRGRID_AVX2 __attribute__((noinline)) int SFX(irgrid_gather_taps)(const FT* x, const FT* g, irgrid_index p0,
         irgrid_index n, irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides, int mode,
         int padding, int align, SFX(irgrid_group)* q, irgrid_index* fallback, irgrid_index* nf) {
-#define IRGRID_TAPS_CASE(r, md, pd) \
-    if (rank == r && mode == md && padding == pd) \
-        return SFX(irgrid_gather_taps_body)(x, g, p0, n, r, dims, strides, md, pd, align, q, fallback, nf);
-#define IRGRID_TAPS_PADS(r, md) IRGRID_TAPS_CASE(r, md, 0) IRGRID_TAPS_CASE(r, md, 1) IRGRID_TAPS_CASE(r, md, 2)
-    IRGRID_TAPS_PADS(2, 0)
-    IRGRID_TAPS_PADS(2, 1)
-    IRGRID_TAPS_PADS(2, 2)
-    IRGRID_TAPS_PADS(3, 0)
-    IRGRID_TAPS_PADS(3, 1)
-#undef IRGRID_TAPS_PADS
-#undef IRGRID_TAPS_CASE
+    IRGRID_TAPS_2D(SFX(irgrid_gather_taps_body))
+    IRGRID_TAPS_3D(SFX(irgrid_gather_taps_body))
     return SFX(irgrid_gather_taps_body)(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, nf);
 }
 
+#if LANES == 8  /* the fused run is f32's: f64's few-channel calls run by blocks (fewer copies to compile) */
 /* One group's outputs in `channels` planes right after its taps (the fused few-channel run): the group
    stays in registers, where the block's buffer was written and read back once per channel. */
 IRGRID_AVX2_INLINE void SFX(irgrid_fused_group)(const SFX(irgrid_dim)* d, const FT* x, FT* y, irgrid_index p,
@@ -281,7 +284,6 @@ static IRGRID_AVX2 __attribute__((noinline)) irgrid_index SFX(irgrid_fused)(cons
                                   align, loads, fallback);
 }
 
-#if LANES == 8
 /* Half h (lanes 8h .. 8h + 7) of 16 lanes' per-dim taps, as the 8-lane taps of one group. */
 IRGRID_AVX512_INLINE void irgrid_half_dims(const irgrid_dim_f32x16* wide, int rank, int taps, int h,
                                            irgrid_dim_f32* d) {
@@ -361,21 +363,12 @@ static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_fused_wide_f3
                                   align, loads, fallback);
 }
 
-/* irgrid_gather_taps_wide_body, one copy per rank, mode and padding as irgrid_gather_taps. */
+/* irgrid_gather_taps_wide_body, one copy per 2-D mode as irgrid_gather_taps (the plan takes 16 lanes in
+   2-D only). */
 static IRGRID_AVX512 __attribute__((noinline)) int irgrid_gather_taps_wide_f32(const float* x, const float* g,
         irgrid_index p0, irgrid_index n, irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides,
         int mode, int padding, int align, irgrid_group_f32* q, irgrid_index* fallback, irgrid_index* nf) {
-#define IRGRID_TAPS_CASE(r, md, pd) \
-    if (rank == r && mode == md && padding == pd) \
-        return irgrid_gather_taps_wide_body(x, g, p0, n, r, dims, strides, md, pd, align, q, fallback, nf);
-#define IRGRID_TAPS_PADS(r, md) IRGRID_TAPS_CASE(r, md, 0) IRGRID_TAPS_CASE(r, md, 1) IRGRID_TAPS_CASE(r, md, 2)
-    IRGRID_TAPS_PADS(2, 0)
-    IRGRID_TAPS_PADS(2, 1)
-    IRGRID_TAPS_PADS(2, 2)
-    IRGRID_TAPS_PADS(3, 0)
-    IRGRID_TAPS_PADS(3, 1)
-#undef IRGRID_TAPS_PADS
-#undef IRGRID_TAPS_CASE
+    IRGRID_TAPS_2D(irgrid_gather_taps_wide_body)
     return irgrid_gather_taps_wide_body(x, g, p0, n, rank, dims, strides, mode, padding, align, q, fallback, nf);
 }
 #endif
@@ -392,15 +385,15 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     irgrid_index p0, nf = 0;
     int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
     (void)wide;
-    if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
 #if LANES == 8
+    if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
         if (wide)
             return irgrid_fused_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode,
                                          padding, align, loads, fallback);
-#endif
         return SFX(irgrid_fused)(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode, padding,
                                  align, loads, fallback);
     }
+#endif
     for (p0 = 0; p0 < n; p0 += IRGRID_SIMD_GROUPS * LANES) {
 #if LANES == 8
         if (wide)
@@ -427,3 +420,6 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
 }
 #undef IRGRID_FUSED_DISPATCH
 #undef IRGRID_FUSED_CASE
+#undef IRGRID_TAPS_2D
+#undef IRGRID_TAPS_3D
+#undef IRGRID_TAPS_CASE

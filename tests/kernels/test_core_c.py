@@ -33,10 +33,13 @@ def test_core_source_is_plain_c(source):
 @pytest.mark.parametrize("std", ["c99", "c11"])
 @pytest.mark.parametrize("source", SOURCES)
 def test_core_compiles_as_strict_c(source, std, tmp_path):
+    """C99 compiled at -O2 (GCC's flow warnings, such as a value read unset, need the optimiser); C11
+    checked for syntax and the front end's warnings only: grid_sample.c's per-case copies take a minute
+    to optimise, and the standard, not the optimiser, is what differs."""
     cc = _compiler("cc", "gcc", "clang")
-    subprocess.run([cc, f"-std={std}", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2", "-ffp-contract=off",
-                    *INCLUDES, "-c", str(CORE / source), "-o", str(tmp_path / "core.o")], check=True,
-                   capture_output=True)
+    compile_ = ["-O2", "-c", "-o", str(tmp_path / "core.o")] if std == "c99" else ["-fsyntax-only"]
+    subprocess.run([cc, f"-std={std}", "-pedantic", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
+                    *INCLUDES, *compile_, str(CORE / source)], check=True, capture_output=True)
 
 
 def test_core_headers_link_from_cplusplus(tmp_path):
@@ -44,8 +47,8 @@ def test_core_headers_link_from_cplusplus(tmp_path):
     objects = []
     for source in SOURCES:
         objects.append(tmp_path / source.replace(".c", ".o"))
-        subprocess.run([cc, "-O2", "-ffp-contract=off", *INCLUDES, "-c", str(CORE / source), "-o", str(objects[-1])],
-                       check=True, capture_output=True)
+        subprocess.run([cc, "-O0", "-ffp-contract=off", *INCLUDES, "-c", str(CORE / source), "-o", str(objects[-1])],
+                       check=True, capture_output=True)  # what links and runs is the point, not its speed
     main = tmp_path / "main.cpp"
     main.write_text(r"""
 #include <cstdio>
