@@ -167,7 +167,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_apply_block)(const SFX(irgrid_group)* q, int 
 
 /* The taps of a block of up to IRGRID_SIMD_GROUPS groups from point p0 on (lanes p0 + 8 * i) into q,
    their store masks and, for a call of less than a block, their first channel's prefetches; returns
-   the groups. Inlined with constant rank, mode and padding (irgrid_gather_taps' dispatch) and with
+   the groups. Inlined with constant rank and mode, zeros padding apart (irgrid_gather_taps' dispatch), and with
    the dims' lengths and strides in locals: the generic stage branched on them per group and reloaded
    and converted them per dim and group (its stores into q go through vector pointers that may alias
    the caller's arrays), about half of the few-channel time (benchmarks/README.md, "On an Intel Xeon
