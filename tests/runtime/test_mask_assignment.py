@@ -110,7 +110,7 @@ def test_the_dynamo_export_of_pwc_nets_warp(tmp_path):
     onnx_path, xml = tmp_path / "pwc.onnx", tmp_path / "pwc.xml"
     torch.onnx.export(PWCWarp(), (x, flo), str(onnx_path), dynamo=True, input_names=["x", "flo"])
     subprocess.run([sys.executable, "-m", "irgrid", "convert", str(onnx_path), "-o", str(xml)], check=True,
-                   capture_output=True)
+                   capture_output=True, cwd=tmp_path)  # outside the source folder: the installed irgrid
     compiled, unfused = irgrid.compile_model(xml), irgrid.compile_model(xml, fuse=False)
     layers = compiled.describe(structured=True)["layers"]
     assert sum(row["type"] == "NonZero" and row["status"] == "fused" for row in layers) == 2
