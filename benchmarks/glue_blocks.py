@@ -1,5 +1,6 @@
 """Glue-heavy blocks of real architectures (issue 41), each exported the ways users export them and
-timed on irgrid's runtime, OpenVINO with irgrid's extension, what `auto` picks, and torch eager.
+timed on irgrid's runtime (and without its fusions and rewrites: `fuse=False`), OpenVINO with irgrid's
+extension, what `auto` picks, and torch eager.
 
     python benchmarks/glue_blocks.py [--small] [--runs 7] [--threads 2] [block/route ...]
 
@@ -115,7 +116,7 @@ def _modules():
     return PWCWarp, SpatialTransformer, AffineTransformer, VecInt, CorrLookup, DCNv2Plain
 
 
-def _block(name: str, small: bool):
+def block(name: str, small: bool):
     """(module, example inputs) of a block."""
     import torch
 
@@ -146,7 +147,7 @@ def _block(name: str, small: bool):
     return AffineTransformer(), (torch.rand(shape, generator=generator), theta)
 
 
-def _export(module, inputs, route: str, directory: Path) -> Path:
+def export(module, inputs, route: str, directory: Path) -> Path:
     import torch
 
     xml = directory / f"{route}.xml"
@@ -161,15 +162,16 @@ def _export(module, inputs, route: str, directory: Path) -> Path:
         return xml
     onnx = directory / f"{route}.onnx"
     torch.onnx.export(module, inputs, str(onnx), dynamo=route == "dyn", input_names=names, output_names=["y"],
-                      **({} if route == "dyn" else {"opset_version": 17}))
+                      **({} if route == "dyn" else {"opset_version": 20}))  # 20: GridSample of any rank
     subprocess.run([sys.executable, "-m", "irgrid", "convert", str(onnx), "-o", str(xml)], check=True,
-                   capture_output=True)
+                   capture_output=True, cwd=directory)  # the installed irgrid, not a clone's source folder
     return xml
 
 
 def main() -> None:
     import torch
 
+    import irgrid
     from irgrid.devices import open_model
 
     parser = argparse.ArgumentParser()
@@ -180,18 +182,21 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print("| block/route | irgrid | openvino | torch eager | auto | auto picks |\n|---|---|---|---|---|---|")
+    print("| block/route | irgrid | irgrid unfused | openvino | torch eager | auto | auto picks |\n"
+          "|---|---|---|---|---|---|---|")
     for case in args.cases:
         name, route = case.split("/")
-        module, inputs = _block(name, args.small)
+        module, inputs = block(name, args.small)
         module.eval()
         with tempfile.TemporaryDirectory() as directory:
-            xml = _export(module, inputs, route, Path(directory))
+            xml = export(module, inputs, route, Path(directory))
             feeds = [t.numpy() for t in inputs]
             runs = {}
             for device in ("irgrid", "openvino"):
                 model, _ = open_model(xml, device, threads=args.threads)
                 runs[device] = lambda model=model: model(feeds)
+            unfused = irgrid.compile_model(xml, threads=args.threads, fuse=False)  # no fusion or rewrite
+            runs["unfused"] = lambda: unfused(feeds)
             # auto as `irgrid infer -shape` runs it: the inputs' shapes given, so that it can measure
             shapes = {model_input.name: feed.shape for (model_input, _), feed in zip(model.inputs, feeds)}
             chosen, why = open_model(xml, "auto", shapes=shapes, threads=args.threads)
@@ -209,7 +214,8 @@ def main() -> None:
                     if round_ >= 2:
                         times[key].append(time.perf_counter() - start)
         ms = {key: f"{1e3 * np.median(values):.1f}" for key, values in times.items()}
-        print(f"| {case} | {ms['irgrid']} | {ms['openvino']} | {ms['torch']} | {ms['auto']} | {why} |", flush=True)
+        columns = " | ".join(ms[key] for key in ("irgrid", "unfused", "openvino", "torch", "auto"))
+        print(f"| {case} | {columns} | {why} |", flush=True)
 
 
 if __name__ == "__main__":

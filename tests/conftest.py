@@ -31,3 +31,22 @@ def ov_run(ov_core):
         return [np.asarray(result[out]) for out in compiled.outputs]
 
     return run
+
+
+@pytest.fixture(scope="session")
+def glue_export(tmp_path_factory):
+    """`glue_export(block, route)`: (module, inputs, IR path) of benchmarks/glue_blocks.py's block at its
+    small shapes, exported by that route once per session (exports take seconds; several tests read them)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import glue_blocks
+
+    exported = {}
+
+    def export(name: str, route: str):
+        if (name, route) not in exported:
+            module, inputs = glue_blocks.block(name, small=True)
+            directory = tmp_path_factory.mktemp(f"{name}_{route}")
+            exported[(name, route)] = module.eval(), inputs, glue_blocks.export(module, inputs, route, directory)
+        return exported[(name, route)]
+
+    return export

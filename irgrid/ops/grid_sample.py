@@ -81,13 +81,14 @@ def prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
 
 def sample_plan(data_shape: tuple[int, ...], grid_shape: tuple[int, ...], dtype: np.dtype, mode: str,
                 padding_mode: str, align_corners: bool, affine_dims: tuple[int, ...] | None = None,
-                grid_align_corners: bool = False):
+                grid_align_corners: bool = False, displacement: tuple | None = None):
     """The kernel's plan (`sampling.SamplePlan`; ValueError for shapes it refuses) for f32 or f64 data
     and grid of these shapes: `plan(data, grid, out=None, num_threads=1)` samples. With `affine_dims`
-    the grid is instead theta (N, r, r + 1) of an AffineGrid of those dims (runtime/fusion.py)."""
+    the grid is instead theta (N, r, r + 1) of an AffineGrid of those dims (runtime/fusion.py); with
+    `displacement` (component, gain, scale, shift) a displacement field (runtime/displacement.py)."""
     constants, sampling = _kernels()
     return sampling.SamplePlan(data_shape, grid_shape, dtype, constants.MODES[mode], constants.PADDINGS[padding_mode],
-                               bool(align_corners), affine_dims, bool(grid_align_corners))
+                               bool(align_corners), affine_dims, bool(grid_align_corners), displacement)
 
 
 def sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str, align_corners: bool,

@@ -1,5 +1,5 @@
-"""`compile_model`: a topological plan with constants folded, AffineGrids fused into the GridSamples
-they feed (fusion.py), output buffers preallocated, and layers whose input shapes are all static
+"""`compile_model`: a topological plan with constants folded, AffineGrids and displacement warps fused
+into the GridSamples they feed (fusion.py, displacement.py), output buffers preallocated, and layers whose input shapes are all static
 prepared once (their op's `prepare` hook: validation moves from every call to compile time);
 `CompiledModel.describe()` shows the plan.
 
@@ -40,6 +40,7 @@ from ..shapes import ShapeArg, resolve_shapes
 from ..threads import kernel_threads, validate_threads
 from .describe import describe_plan, format_plan, step_kernel
 from .execution import LAYER_FAILURES, layer_error, layer_runner, prepare_layer
+from .displacement import plan_displacement_warps
 from .fusion import FusionPlan, plan_fusions
 from .mask_assignment import plan_mask_assignments
 
@@ -109,6 +110,7 @@ class CompiledModel:
         self._fusions = (plan_fusions(model, infos, set(self._constants), returned) if fuse
                          else FusionPlan({}, {}, {}))
         if fuse:
+            plan_displacement_warps(model, infos, self._constants, returned, self._fusions)
             plan_mask_assignments(model, infos, returned, self._fusions)
         self._steps = self._plan(infos, returned)
         self._buffers = [b for step in self._steps for b in step.out if b is not None]

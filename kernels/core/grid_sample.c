@@ -15,7 +15,7 @@
 
 enum {
     PIXEL_BYTES = 32,   /* a pixel of the interleaved scratches: one AVX2 vector of a group's channels */
-    AFFINE_SPAN = 256,  /* fused AffineGrid coordinates computed at a time by the scalar path */
+    COMPUTED_SPAN = 256, /* computed coordinates (affine, displaced) made at a time by the scalar path */
     SIMD_BLOCK = 1024,  /* points per call of a vector kernel (its fallback list and affine coordinates) */
     SIMD_MAX_TAPS = 64, /* taps of the vector paths' widest point (3-D cubic, interleaved path only) */
 };
@@ -137,7 +137,8 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     irgrid_index items = p->batch, segment = p->points, spans = 1, span, pixels, n_units;
     int binned = 0;
     p->groups = ceil_div(p->channels, p->lanes);
-    if (p->binning != IRGRID_POLICY_NEVER && !p->affine && p->rank == 3 && rows_layout(p->rank, p->mode, p->dims)) {
+    if (p->binning != IRGRID_POLICY_NEVER && !p->affine && !p->displaced && p->rank == 3
+        && rows_layout(p->rank, p->mode, p->dims)) {
         p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, p->tiles, p->scale, p->offset,
                                    &p->judge_rows);
         if (p->n_tiles <= BIN_CAPACITY) {  /* else even tiles of every row outnumber a chunk's points */
@@ -249,8 +250,10 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     p->wide = 0;
     if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
         return IRGRID_E_MODE;
-    if (rank < 1 || rank > IRGRID_MAX_RANK || (p->affine && rank > IRGRID_AFFINE_MAX_RANK))
+    if (rank < 1 || rank > IRGRID_MAX_RANK || ((p->affine || p->displaced) && rank > IRGRID_AFFINE_MAX_RANK))
         return IRGRID_E_RANK;
+    if (p->affine && p->displaced)
+        return IRGRID_E_MODE;
     if ((p->mode != IRGRID_MODE_NEAREST && p->mode != IRGRID_MODE_LINEAR && p->mode != IRGRID_MODE_CUBIC)
         || (p->padding != IRGRID_PAD_ZEROS && p->padding != IRGRID_PAD_BORDER && p->padding != IRGRID_PAD_REFLECTION))
         return IRGRID_E_MODE;
@@ -268,7 +271,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
             return IRGRID_E_TAPS;
     }
     for (k = 0; k < rank; k++) {
-        if (p->out_dims[k] < (p->affine ? 1 : 0))
+        if (p->out_dims[k] < (p->affine || p->displaced ? 1 : 0))
             return IRGRID_E_DIMS;
         if (p->out_dims[k] && points > PTRDIFF_MAX / p->out_dims[k])
             return IRGRID_E_SIZE;
@@ -279,6 +282,15 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
             return IRGRID_E_SIZE;  /* irgrid_affine_points counts along a row in int */
         irgrid_affine_axes_f32(p->out_dims, rank, p->grid_align_corners, p->extents, p->starts32, p->steps32);
         irgrid_affine_axes_f64(p->out_dims, rank, p->grid_align_corners, p->extents, p->starts64, p->steps64);
+    }
+    if (p->displaced) {
+        if (p->displacement.channels < 1)
+            return IRGRID_E_DIMS;
+        for (k = 0; k < rank; k++) {
+            p->extents[k] = p->out_dims[rank - 1 - k];
+            if (p->displacement.component[k] < 0 || p->displacement.component[k] >= p->displacement.channels)
+                return IRGRID_E_DIMS;
+        }
     }
     p->plane = plane;
     p->max_taps = max_taps;
@@ -292,7 +304,8 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
        from these products, must not overflow: past IRGRID_INDEX_LIMIT elements the problem is refused. */
     if (p->channels > (irgrid_index)IRGRID_INDEX_LIMIT / p->batch
         || (plane > (irgrid_index)IRGRID_INDEX_LIMIT / (p->batch * p->channels))
-        || (points > (irgrid_index)IRGRID_INDEX_LIMIT / (p->batch * p->channels)))
+        || (points > (irgrid_index)IRGRID_INDEX_LIMIT / (p->batch * p->channels))
+        || (p->displaced && p->displacement.channels > (irgrid_index)IRGRID_INDEX_LIMIT / (p->batch * points)))
         return IRGRID_E_SIZE;
     simd = p->simd && irgrid_simd_available();
     if (simd && irgrid_interleave_fits(rank, p->mode, plane)) {
@@ -312,7 +325,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
         p->group = min_index(p->channels, SIMD_GROUP_BYTES / (plane * itemsize));
         p->group = p->group > 1 ? p->group : 1;
         p->span = points;
-        if (p->affine) {  /* coordinates computed per block of points: every channel reads them */
+        if (p->affine || p->displaced) {  /* coordinates computed per block of points: every channel reads them */
             p->group = p->channels;
             p->span = min_index(points, SIMD_BLOCK);
         }

@@ -3,7 +3,8 @@
 
    Data x (batch, channels, *dims) is sampled at a grid (batch, *out_dims, r) of normalised coordinates
    (innermost dim first), or, `affine`, at the lattice of a fused AffineGrid over out_dims given theta
-   (batch, r, r + 1); the output is (batch, channels, *out_dims). All three are contiguous.
+   (batch, r, r + 1), or, `displaced`, at the output points moved by a displacement field (batch, m,
+   *out_dims) (irgrid_displacement); the output is (batch, channels, *out_dims). All are contiguous.
 
    The plan chooses one of four paths (grid_sample.c; why each, and what each measured:
    benchmarks/README.md, "GridSample's paths: measurements"): the scalar blocks (any rank and mode),
@@ -31,6 +32,17 @@ enum { IRGRID_POLICY_NEVER = 0, IRGRID_POLICY_AUTO = 1, IRGRID_POLICY_ALWAYS = 2
 /* The paths irgrid_grid_sample_plan chooses (its `path`). */
 enum { IRGRID_GS_BLOCKS = 0, IRGRID_GS_GATHER = 1, IRGRID_GS_INTERLEAVE = 2, IRGRID_GS_BINNED = 3 };
 
+/* A warp by a displacement field (`displaced`): the output point with multi-index i (innermost first)
+   samples at normalised coordinates g_k = ((T)i_k + gain_k * f_k) * scale_k + shift_k, f_k the field's
+   channel component[k] at that point, in the data's float type T (gain, scale and shift rounded to T).
+   It is how models warp by a flow in pixels: g = 2 (i + flow) / (size - 1) - 1 has gain 1, scale
+   2 / (size - 1) and shift -1 (irgrid's runtime fits the four from the model's own graph). */
+typedef struct irgrid_displacement {
+    irgrid_index channels;                    /* m, the field's channels */
+    irgrid_index component[IRGRID_AFFINE_MAX_RANK];
+    double gain[IRGRID_AFFINE_MAX_RANK], scale[IRGRID_AFFINE_MAX_RANK], shift[IRGRID_AFFINE_MAX_RANK];
+} irgrid_displacement;
+
 typedef struct irgrid_grid_sample {
     /* The problem: the caller fills these. */
     int dtype;                                /* IRGRID_F32 or IRGRID_F64 */
@@ -40,8 +52,10 @@ typedef struct irgrid_grid_sample {
     int mode, padding, align_corners;         /* IRGRID_MODE_*, IRGRID_PAD_*, 0 or 1 */
     int affine;                               /* 1: coords is theta (batch, rank, rank + 1), rank <= 3 */
     int grid_align_corners;                   /* the fused AffineGrid's align_corners */
+    int displaced;                            /* 1: coords is a displacement field, rank <= 3 */
+    irgrid_displacement displacement;
     const void* data;
-    const void* coords;                       /* the grid, or (affine) theta */
+    const void* coords;                       /* the grid, (affine) theta or (displaced) the field */
     void* output;
     /* Path policies (irgrid's runtime sets them from use_simd / use_interleave / use_binning). */
     int simd;                                 /* 1: vector paths where the CPU has AVX2 and FMA */

@@ -60,33 +60,79 @@ static void IRGRID_FN(apply_taps)(const IRGRID_T* x, IRGRID_T* y, irgrid_index c
     }
 }
 
+/* The coordinates of points [start, stop) of item b displaced by the field (grid_sample.h's
+   irgrid_displacement) into g. Along a row only the innermost index changes. */
+static void IRGRID_FN(displaced_points)(const irgrid_grid_sample* p, irgrid_index b, IRGRID_T* g, irgrid_index start,
+                                        irgrid_index stop) {
+    const irgrid_displacement* d = &p->displacement;
+    const irgrid_index rank = p->rank, points = p->points;
+    const IRGRID_T* field = (const IRGRID_T*)p->coords + b * d->channels * points;
+    const IRGRID_T* f[IRGRID_AFFINE_MAX_RANK];
+    IRGRID_T gain[IRGRID_AFFINE_MAX_RANK], scale[IRGRID_AFFINE_MAX_RANK], shift[IRGRID_AFFINE_MAX_RANK];
+    IRGRID_T at[IRGRID_AFFINE_MAX_RANK];
+    irgrid_index index[IRGRID_AFFINE_MAX_RANK], k, j, n, pt = start;
+    for (k = 0; k < rank; k++) {
+        f[k] = field + d->component[k] * points;
+        gain[k] = (IRGRID_T)d->gain[k];
+        scale[k] = (IRGRID_T)d->scale[k];
+        shift[k] = (IRGRID_T)d->shift[k];
+    }
+    irgrid_affine_first_index(start, rank, p->extents, index);
+    while (pt < stop) {
+        n = stop - pt < p->extents[0] - index[0] ? stop - pt : p->extents[0] - index[0];
+        for (k = 1; k < rank; k++)
+            at[k] = (IRGRID_T)index[k];
+        for (j = 0; j < n; j++) {
+            g[j * rank] = ((IRGRID_T)(index[0] + j) + gain[0] * f[0][pt + j]) * scale[0] + shift[0];
+            for (k = 1; k < rank; k++)
+                g[j * rank + k] = (at[k] + gain[k] * f[k][pt + j]) * scale[k] + shift[k];
+        }
+        g += n * rank;
+        pt += n;
+        index[0] += n - 1;
+        irgrid_affine_next_index(rank, p->extents, index);
+    }
+}
+
+/* The coordinates of points [start, stop) of item b: the grid's own, or those of a fused AffineGrid
+   (affine.h's irgrid_affine_points, the very function AffineGrid's own kernel calls, so the result is
+   bitwise AffineGrid then GridSample) or of a displacement computed into `buffer`. */
+static const IRGRID_T* IRGRID_FN(block_coords)(const irgrid_grid_sample* p, const IRGRID_T* starts,
+                                               const IRGRID_T* steps, irgrid_index b, irgrid_index start,
+                                               irgrid_index stop, IRGRID_T* buffer) {
+    const IRGRID_T* coords = (const IRGRID_T*)p->coords;
+    const irgrid_index rank = p->rank;
+    if (p->affine) {
+        IRGRID_FN(irgrid_affine_points)(coords + b * rank * (rank + 1), buffer, rank, p->extents, starts, steps, start,
+                                        stop);
+        return buffer;
+    }
+    if (p->displaced) {
+        IRGRID_FN(displaced_points)(p, b, buffer, start, stop);
+        return buffer;
+    }
+    return coords + (b * p->points + start) * rank;
+}
+
 /* Output points [start, stop) of batch item `batch_index` (at most IRGRID_MAX_TAPS / max_taps points):
-   the scalar path. With `affine`, the coordinates of AFFINE_SPAN points at a time are affine.h's
-   irgrid_affine_points, the very function AffineGrid's own kernel calls, so the result is bitwise
-   AffineGrid then GridSample, without the grid tensor. The block's taps are computed once into stack
-   buffers that stay in L1, then every channel reads them, writing the block's outputs contiguously. */
+   the scalar path. Computed coordinates (affine, displaced) come COMPUTED_SPAN points at a time. The
+   block's taps are computed once into stack buffers that stay in L1, then every channel reads them,
+   writing the block's outputs contiguously. */
 static void IRGRID_FN(sample_block)(const irgrid_grid_sample* p, const IRGRID_T* starts, const IRGRID_T* steps,
                                     irgrid_index batch_index, irgrid_index start, irgrid_index stop) {
     irgrid_index tap_off[IRGRID_MAX_TAPS];
     IRGRID_T tap_w[IRGRID_MAX_TAPS];
     irgrid_index tap_n[IRGRID_MAX_TAPS];
-    IRGRID_T g_affine[AFFINE_SPAN * IRGRID_AFFINE_MAX_RANK];
-    const IRGRID_T* coords = (const IRGRID_T*)p->coords;
+    IRGRID_T computed[COMPUTED_SPAN * IRGRID_AFFINE_MAX_RANK];
     const irgrid_index rank = p->rank, max_taps = p->max_taps, points = p->points;
     irgrid_index i, n = stop - start;
-    const IRGRID_T* g;
+    const IRGRID_T* g = NULL;
     for (i = 0; i < n; i++) {
-        if (!p->affine) {
-            g = coords + (batch_index * points + start + i) * rank;
-        } else {
-            if (i % AFFINE_SPAN == 0)
-                IRGRID_FN(irgrid_affine_points)(coords + batch_index * rank * (rank + 1), g_affine, rank, p->extents,
-                                                starts, steps, start + i,
-                                                start + i + AFFINE_SPAN < stop ? start + i + AFFINE_SPAN : stop);
-            g = g_affine + i % AFFINE_SPAN * rank;
-        }
-        tap_n[i] = IRGRID_FN(point_taps)(g, rank, p->dims, p->strides, p->mode, p->padding, p->align_corners,
-                                         tap_off + i * max_taps, tap_w + i * max_taps);
+        if (i % COMPUTED_SPAN == 0)
+            g = IRGRID_FN(block_coords)(p, starts, steps, batch_index, start + i,
+                                        start + i + COMPUTED_SPAN < stop ? start + i + COMPUTED_SPAN : stop, computed);
+        tap_n[i] = IRGRID_FN(point_taps)(g + i % COMPUTED_SPAN * rank, rank, p->dims, p->strides, p->mode, p->padding,
+                                         p->align_corners, tap_off + i * max_taps, tap_w + i * max_taps);
     }
     IRGRID_FN(apply_taps)((const IRGRID_T*)p->data, (IRGRID_T*)p->output, p->channels, p->plane, points, max_taps,
                           batch_index, start, n, tap_off, tap_w, tap_n);
@@ -185,16 +231,10 @@ static void IRGRID_FN(hold_planes)(const irgrid_grid_sample* p, const IRGRID_T* 
 static void IRGRID_FN(simd_block)(const irgrid_grid_sample* p, const IRGRID_T* starts, const IRGRID_T* steps,
                                   irgrid_index batch_index, irgrid_index start, irgrid_index stop, irgrid_index c0,
                                   irgrid_index c1, IRGRID_T* scratch, irgrid_held* held) {
-    IRGRID_T g_affine[SIMD_BLOCK * IRGRID_AFFINE_MAX_RANK];
-    const irgrid_index rank = p->rank, plane = p->plane, points = p->points, channels = p->channels;
-    const IRGRID_T* coords = (const IRGRID_T*)p->coords;
+    IRGRID_T computed[SIMD_BLOCK * IRGRID_AFFINE_MAX_RANK];
+    const irgrid_index plane = p->plane, points = p->points, channels = p->channels;
     const IRGRID_T* x = (const IRGRID_T*)p->data;
-    const IRGRID_T* g = coords + (batch_index * points + start) * rank;
-    if (p->affine) {
-        IRGRID_FN(irgrid_affine_points)(coords + batch_index * rank * (rank + 1), g_affine, rank, p->extents, starts,
-                                        steps, start, stop);
-        g = g_affine;
-    }
+    const IRGRID_T* g = IRGRID_FN(block_coords)(p, starts, steps, batch_index, start, stop, computed);
     if (held != NULL)
         IRGRID_FN(hold_planes)(p, x + (batch_index * channels + c0) * plane, c1 - c0, g, stop - start, scratch, held);
     IRGRID_FN(simd_points)(p, x + (batch_index * channels + c0) * plane, g,

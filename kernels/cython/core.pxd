@@ -51,13 +51,20 @@ cdef extern from "grid_sample.h":
         IRGRID_POLICY_NEVER
         IRGRID_POLICY_AUTO
         IRGRID_POLICY_ALWAYS
+    ctypedef struct irgrid_displacement:
+        irgrid_index channels
+        irgrid_index component[IRGRID_AFFINE_MAX_RANK]
+        double gain[IRGRID_AFFINE_MAX_RANK]
+        double scale[IRGRID_AFFINE_MAX_RANK]
+        double shift[IRGRID_AFFINE_MAX_RANK]
     ctypedef struct irgrid_grid_sample:
         int dtype
         irgrid_index batch, channels, rank
         irgrid_index dims[IRGRID_MAX_RANK]
         irgrid_index out_dims[IRGRID_MAX_RANK]
         int mode, padding, align_corners
-        int affine, grid_align_corners
+        int affine, grid_align_corners, displaced
+        irgrid_displacement displacement
         const void* data
         const void* coords
         void* output

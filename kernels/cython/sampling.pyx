@@ -217,7 +217,9 @@ cdef class SamplePlan:
 
     `SamplePlan(x_shape, coords_shape, dtype, mode, padding, align_corners)` samples data x (N, C,
     *dims) at a grid (N, *out_dims, r); with `out_dims` (and `grid_align_corners`) coords is instead
-    theta (N, r, r + 1) of a fused AffineGrid. Every size, the mode, padding and
+    theta (N, r, r + 1) of a fused AffineGrid; with `displacement` = (component, gain, scale, shift),
+    r values each, coords is a displacement field (N, m, *out_dims) (grid_sample.h's
+    irgrid_displacement). Every size, the mode, padding and
     taps are validated here (ValueError). `plan(x, coords, out=None, num_threads=1)` then only checks
     that x and coords are ndarrays of the plan's dtype and shapes (a few C comparisons, no Python
     attribute lookups: the per-call cost of a small model), copies one that is not C-contiguous,
@@ -229,6 +231,7 @@ cdef class SamplePlan:
     cdef readonly object dtype
     cdef int typenum
     cdef bint affine
+    cdef bint displaced
     cdef Py_ssize_t rank
     cdef Py_ssize_t out_bytes  # the output's bytes, -1 past what a 64-byte aligned buffer can hold
     cdef cnp.npy_intp x_dims[IRGRID_MAX_RANK + 2]
@@ -242,11 +245,12 @@ cdef class SamplePlan:
         irgrid_scratch_release(&self.cache)
 
     def __init__(self, x_shape, coords_shape, dtype, int mode, int padding, bint align_corners,
-                 out_dims=None, bint grid_align_corners=False):
+                 out_dims=None, bint grid_align_corners=False, displacement=None):
         cdef Py_ssize_t k, rank = len(x_shape) - 2, coords_ndim = len(coords_shape), points
         cdef irgrid_grid_sample* p = &self.problem
         cdef int status
         self.affine = out_dims is not None
+        self.displaced = displacement is not None
         self.x_shape, self.coords_shape = tuple(x_shape), tuple(coords_shape)
         self.dtype = np.dtype(dtype)
         if self.dtype == np.float32:
@@ -284,6 +288,19 @@ cdef class SamplePlan:
                     raise ValueError("grid dims must be positive")
             if p.out_dims[rank - 1] > INT_MAX:
                 raise ValueError(f"rows of more than {INT_MAX} points are not supported")
+        elif self.displaced:
+            component, gain, scale, shift = displacement
+            if rank > IRGRID_AFFINE_MAX_RANK or not len(component) == len(gain) == len(scale) == len(shift) == rank:
+                raise ValueError(f"a displacement has 1..{IRGRID_AFFINE_MAX_RANK} components, one per data dim")
+            out_dims = self.coords_shape[2:]
+            if self.coords_dims[0] != p.batch:
+                raise ValueError(f"the field must be (N={p.batch}, m, *out_dims), got {self.coords_shape}")
+            p.displaced = True
+            p.displacement.channels = self.coords_dims[1]
+            for k in range(rank):
+                p.out_dims[k] = self.coords_dims[k + 2]
+                p.displacement.component[k] = component[k]
+                p.displacement.gain[k], p.displacement.scale[k], p.displacement.shift[k] = gain[k], scale[k], shift[k]
         else:
             out_dims = self.coords_shape[1:rank + 1]
             if self.coords_dims[0] != p.batch or self.coords_dims[rank + 1] != rank:
@@ -345,7 +362,7 @@ cdef class SamplePlan:
         cdef int ndim = self.rank + 2
         x = self._input(x, self.x_dims, ndim, "data")
         coords = self._input(coords, self.coords_dims, 3 if self.affine else ndim,
-                             "theta" if self.affine else "grid")
+                             "theta" if self.affine else ("field" if self.displaced else "grid"))
         if out is None:
             out = self._fresh(ndim)
         elif (not cnp.PyArray_Check(out) or cnp.PyArray_TYPE(out) != self.typenum or cnp.PyArray_NDIM(out) != ndim

@@ -6,8 +6,6 @@ unrewritten plan (`fuse=False`, bitwise), and torch on the real dynamo export of
 as the other GridSample blocks)."""
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import numpy as np
 import openvino as ov
@@ -82,44 +80,24 @@ def test_what_is_not_a_mask_assignment_runs_as_written(tmp_path, ov_run, case):
         assert got.tobytes() == want.tobytes()
 
 
-def test_the_dynamo_export_of_pwc_nets_warp(tmp_path):
-    """PWC-Net's backward warp with its occlusion mask (`mask[mask < 0.9999] = 0; mask[mask > 0] = 1`),
-    exported by torch's dynamo exporter and `irgrid convert`: both mask assignments become fills, the
-    results are the unrewritten plan's bit for bit and torch's within 1e-5."""
+def test_the_dynamo_export_of_pwc_nets_warp(glue_export):
+    """PWC-Net's backward warp with its occlusion mask (`mask[mask < 0.9999] = 0; mask[mask > 0] = 1`;
+    benchmarks/glue_blocks.py), exported by torch's dynamo exporter and `irgrid convert`: both mask
+    assignments become fills, and the results are torch's within 1e-5, and the unrewritten plan's (whose
+    warp is not fused either: tests/runtime/test_displacement.py) within 1e-5."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnxscript")
-    functional = torch.nn.functional
-
-    class PWCWarp(torch.nn.Module):  # as published (benchmarks/glue_blocks.py)
-        def forward(self, x, flo):
-            B, C, H, W = x.size()
-            xx = torch.arange(0, W).view(1, -1).repeat(H, 1).view(1, 1, H, W).repeat(B, 1, 1, 1)
-            yy = torch.arange(0, H).view(-1, 1).repeat(1, W).view(1, 1, H, W).repeat(B, 1, 1, 1)
-            vgrid = torch.cat((xx, yy), 1).float() + flo
-            vgrid[:, 0, :, :] = 2.0 * vgrid[:, 0, :, :].clone() / max(W - 1, 1) - 1.0
-            vgrid[:, 1, :, :] = 2.0 * vgrid[:, 1, :, :].clone() / max(H - 1, 1) - 1.0
-            vgrid = vgrid.permute(0, 2, 3, 1)
-            output = functional.grid_sample(x, vgrid, align_corners=True)
-            mask = functional.grid_sample(torch.ones(x.size()), vgrid, align_corners=True)
-            mask[mask < 0.9999] = 0
-            mask[mask > 0] = 1
-            return output * mask
-
-    generator = torch.Generator().manual_seed(0)
-    x, flo = torch.rand((2, 3, 20, 28), generator=generator), torch.randn((2, 2, 20, 28), generator=generator) * 4
-    onnx_path, xml = tmp_path / "pwc.onnx", tmp_path / "pwc.xml"
-    torch.onnx.export(PWCWarp(), (x, flo), str(onnx_path), dynamo=True, input_names=["x", "flo"])
-    subprocess.run([sys.executable, "-m", "irgrid", "convert", str(onnx_path), "-o", str(xml)], check=True,
-                   capture_output=True, cwd=tmp_path)  # outside the source folder: the installed irgrid
+    module, (x, flo), xml = glue_export("pwc", "dyn")
     compiled, unfused = irgrid.compile_model(xml), irgrid.compile_model(xml, fuse=False)
-    layers = compiled.describe(structured=True)["layers"]
+    feeds = [x.numpy(), flo.numpy()]
+    (got,) = compiled(feeds).values()  # (the second call runs the plan specialised to these shapes)
+    (got,) = compiled(feeds).values()
+    layers = compiled.describe(structured=True, inputs=feeds)["layers"]
     assert sum(row["type"] == "NonZero" and row["status"] == "fused" for row in layers) == 2
     assert not any(row["type"] == "NonZero" and row["status"] == "step" for row in layers)
-    feeds = {"x": x.numpy(), "flo": flo.numpy()}
-    (got,) = compiled(feeds).values()
-    assert got.tobytes() == next(iter(unfused(feeds).values())).tobytes()
+    np.testing.assert_allclose(got, next(iter(unfused(feeds).values())), rtol=0, atol=1e-5)
     with torch.no_grad():
-        np.testing.assert_allclose(got, PWCWarp()(x, flo).numpy(), rtol=0, atol=1e-5)
+        np.testing.assert_allclose(got, module(x, flo).numpy(), rtol=0, atol=1e-5)
 
 
 def test_openvino_device_runs_mask_assignments_as_select(tmp_path, ov_run):

@@ -1,5 +1,5 @@
-// libFuzzer target: GridSample (and the fused AffineGrid -> GridSample) through the C core's contract,
-// problem struct -> irgrid_grid_sample_plan -> irgrid_grid_sample_run over every round, phase and unit
+// libFuzzer target: GridSample (and the fused AffineGrid -> GridSample, the displacement warp) through the C
+// core's contract, problem struct -> irgrid_grid_sample_plan -> irgrid_grid_sample_run over every round, phase and unit
 // (kernels/core/grid_sample.h), under ASan and UBSan. The fuzzer picks the problem (dtype, rank, dims
 // from 0 to 2^63 - 1, mode, padding, align_corners, the path policies, the thread hint) and the values
 // (NaN, +-Inf, 1e30, 3.4e38, denormals, exact halves at chosen places).
@@ -8,7 +8,8 @@
 // crashes, and accepts every small valid problem; its scratch stays within fuzz::MAX_SCRATCH; the
 // output is the same bits planned for 1 thread and run on one worker as planned for the fuzzed thread
 // hint and run on 2-5 workers in any grouping (every output written, no scratch read before it is
-// written); with the vector paths off, fused equals AffineGrid then GridSample; and docs/semantics.md's
+// written); with the vector paths off, fused equals AffineGrid then GridSample and a displacement warp
+// equals GridSample on the grid of its formula (grid_sample.h); and docs/semantics.md's
 // rules per point: a NaN coordinate gives NaN, a point at infinity gives 0 under zeros padding, finite
 // coordinates over tame data give finite values.
 extern "C" {
@@ -20,6 +21,10 @@ extern "C" {
 using namespace fuzz;
 
 namespace {
+
+double pick_special(FuzzedDataProvider& in) {
+    return specials()[in.ConsumeIntegralInRange<size_t>(0, specials().size() - 1)];
+}
 
 int64_t product(const irgrid_index* dims, int64_t rank) {
     int64_t n = 1;
@@ -96,6 +101,29 @@ void run(FuzzedDataProvider& in, irgrid_grid_sample p, int64_t data_n, int64_t c
         FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, p.path);
         grid = lattice.as<T>();
     }
+    const int64_t displaced_n = p.displaced ? times(p.batch, times(p.points, p.rank)) : 0;
+    Buffer displaced(displaced_n > 0 && out_a.bytes ? displaced_n * sizeof(T) : 0, 0);
+    if (p.displaced) grid = nullptr;
+    if (p.displaced && !p.simd && displaced.bytes) {  // the warp == GridSample on its formula's grid
+        const irgrid_displacement& d = p.displacement;
+        T* g = displaced.as<T>();
+        for (int64_t b = 0; b < p.batch; b++)
+            for (int64_t q = 0; q < p.points; q++) {
+                int64_t rest = q;
+                for (int64_t k = 0; k < p.rank; k++) {  // innermost (x) first
+                    const int64_t extent = p.out_dims[p.rank - 1 - k], index = rest % extent;
+                    rest /= extent;
+                    const T f = coords.as<T>()[(b * d.channels + d.component[k]) * p.points + q];
+                    g[(b * p.points + q) * p.rank + k] = ((T)index + (T)d.gain[k] * f) * (T)d.scale[k] + (T)d.shift[k];
+                }
+            }
+        irgrid_grid_sample unfused = p;
+        unfused.displaced = 0;
+        unfused.coords = displaced.data;
+        run_alone(unfused, out_b, 0x5A);
+        FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, p.path);
+        grid = displaced.as<T>();
+    }
     if (grid) check_points(p, grid, out_a.as<T>(), tame(data.as<T>(), data_n, 1e6));
 }
 
@@ -117,8 +145,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     p.mode = pick_code(in, 3);
     p.padding = pick_code(in, 3);
     p.align_corners = in.ConsumeBool();
-    p.affine = in.ConsumeIntegral<uint8_t>() < 64;
+    const uint8_t source = in.ConsumeIntegral<uint8_t>();  // the grid, a fused AffineGrid or a displacement
+    p.affine = source < 64;
+    p.displaced = source >= 64 && source < 112;
     p.grid_align_corners = in.ConsumeBool();
+    if (p.displaced) {
+        irgrid_displacement& d = p.displacement;
+        d.channels = pick_size(in, 4);
+        for (int64_t k = 0; k < IRGRID_AFFINE_MAX_RANK; k++) {
+            d.component[k] = in.ConsumeIntegralInRange<int64_t>(-1, 4);
+            d.gain[k] = in.ConsumeBool() ? 1.0 : pick_special(in);
+            d.scale[k] = in.ConsumeBool() ? 2.0 / in.ConsumeIntegralInRange<int>(1, 64) : pick_special(in);
+            d.shift[k] = in.ConsumeBool() ? -1.0 : pick_special(in);
+        }
+    }
     p.simd = in.ConsumeBool();
     p.interleave = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
     p.binning = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
@@ -131,8 +171,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
                        && p.padding <= 2 && p.rank >= 1 && p.rank <= 3 && p.batch >= 0 && p.batch <= 64
                        && p.channels >= 0 && p.channels <= 64;
     for (int64_t k = 0; k < dims; k++)
-        small_valid = small_valid && p.dims[k] >= 1 && p.dims[k] <= 64 && p.out_dims[k] >= (p.affine ? 1 : 0)
-                      && p.out_dims[k] <= 64;
+        small_valid = small_valid && p.dims[k] >= 1 && p.dims[k] <= 64
+                      && p.out_dims[k] >= (p.affine || p.displaced ? 1 : 0) && p.out_dims[k] <= 64
+                      && (!p.displaced || (p.displacement.component[k] >= 0
+                                           && p.displacement.component[k] < p.displacement.channels));
+    small_valid = small_valid && (!p.displaced || (p.displacement.channels >= 1 && p.displacement.channels <= 64));
     if (status != IRGRID_OK) {
         FUZZ_CHECK(known_status(status), status);
         FUZZ_CHECK(!small_valid, status);
@@ -146,7 +189,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
 
     const int64_t plane = product(p.dims, p.rank), points = product(p.out_dims, p.rank);
     const int64_t data_n = times(times(p.batch, p.channels), plane);
-    const int64_t coords_n = p.affine ? times(p.batch, times(p.rank, p.rank + 1)) : times(times(p.batch, points), p.rank);
+    const int64_t coords_n = p.affine      ? times(p.batch, times(p.rank, p.rank + 1))
+                             : p.displaced ? times(times(p.batch, points), p.displacement.channels)
+                                           : times(times(p.batch, points), p.rank);
     const int64_t out_n = times(times(p.batch, p.channels), points);
     const int64_t work = times(out_n, planned.max_taps);
     if (data_n < 0 || coords_n < 0 || out_n < 0 || data_n + coords_n + out_n > MAX_ELEMENTS || work > MAX_WORK)

@@ -1,0 +1,244 @@
+"""Warps by a displacement field fused into GridSample, so no grid tensor is ever written.
+
+Optical-flow and registration networks warp by a field of displacements in pixels: PWC-Net's
+backward warp, VoxelMorph's SpatialTransformer (VecInt runs it 7 times), RAFT-style upsampling:
+
+    grid = base + flow                              base: the output points' own pixel indices
+    grid[:, i] = 2 * grid[:, i] / (size_i - 1) - 1  per component, often by slice assignment
+    GridSample(x, grid.permute(0, 2, 3, 1)[..., ::-1], align_corners=True)
+
+Every exporter writes this differently: ScatterNDUpdate chains of flattened indices and a Gather for
+the channel flip (`ov.convert_model`), Gather + Concat (`torch.onnx.export(dynamo=False)`),
+ScatterElementsUpdate chains with the normalisation folded to one multiply-add (the dynamo exporter,
+through OpenVINO's frontend). On irgrid's runtime those layers cost 2-3x the sampling itself
+(benchmarks/README.md, "Warps by a displacement field, fused").
+
+So the graph is matched by what it computes, not by how it is written. A GridSample's grid is a
+displacement warp when the layers that only feed it (`_glue`) are of types that keep values affine
+(`_AFFINE_PORTS`: arithmetic with constants, data movement with constant indices) and read one
+non-constant tensor, the field (N, m, *out_dims), at the output's own points. Then each grid component
+k is, exactly in real arithmetic, g_k = (i_k + gain_k * field[component_k]) * scale_k + shift_k with
+i_k the point's index along out dim k (innermost first). The four are fitted from the glue run on a
+zero field and on one unit field per channel (`_fit`), then checked on a random field, point by point,
+within `TOLERANCE` of each term's magnitude: a glue that flips, shifts or mixes points, or rounds
+through f16, fails the check and stays as written. The GridSamples then run the kernel's displaced
+source (kernels/core/grid_sample.h, irgrid_displacement): the coordinates of each block of points are
+computed from the field as the block is sampled.
+
+Not bitwise the unfused graph: the kernel evaluates the fitted formula, one rounding per operation,
+where the model's glue rounds after each of its own, so a coordinate can differ by a few ulps (f32:
+about 1e-7 of the normalised range; tests/runtime/test_displacement.py states the tolerances against
+the unfused graph and torch on each exporter's IR). Fused only where data, field and grid are all f32
+or all f64, the out dims static, r <= 3, and the grid read by GridSamples alone.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+
+import numpy as np
+
+from ..inference import Key
+from ..ir import element_types
+from ..ir.dims import is_static
+from ..ir.model import Layer, Model
+from ..ops import grid_sample
+from ..ops.common import output_buffer
+from ..registry import Attrs, OpSpec, PreparedFn, RunContext, TensorInfo
+from .execution import LAYER_FAILURES, layer_runner
+from .fusion import FUSED_KERNEL, Fusion, FusionPlan
+
+# Layer types whose output is affine in the listed inputs when every other input is a constant (None:
+# in any one of them; "all": in all of them at once, a sum).
+_AFFINE_PORTS: dict[str, tuple[int, ...] | str | None] = {
+    "Add": "all", "Subtract": "all", "Concat": "all", "Multiply": None, "Divide": (0,), "Negative": (0,),
+    "Convert": (0,), "Transpose": (0,), "Reshape": (0,), "Squeeze": (0,), "Unsqueeze": (0,), "Broadcast": (0,),
+    "Tile": (0,), "Slice": (0,), "StridedSlice": (0,), "Split": (0,), "VariadicSplit": (0,), "Gather": (0,),
+    "GatherND": (0,), "GatherElements": (0,), "ScatterNDUpdate": (0, 2), "ScatterUpdate": (0, 2),
+    "ScatterElementsUpdate": (0, 2),
+}
+_TYPES = ("f32", "f64")
+MAX_FIELD_CHANNELS = 4  # a flow has r channels; more is some other computation
+TOLERANCE = 64  # units of the type's epsilon times each coordinate's terms' magnitude (module docstring)
+
+
+@dataclasses.dataclass(frozen=True)
+class Displacement:
+    """The fitted warp: grid component k = (i_k + gain[k] * field[component[k]]) * scale[k] + shift[k]."""
+
+    component: tuple[int, ...]
+    gain: tuple[float, ...]
+    scale: tuple[float, ...]
+    shift: tuple[float, ...]
+
+    def grid(self, field: np.ndarray) -> np.ndarray:
+        """The grid (N, *out_dims, r) in f64, for checking the fit."""
+        dims = field.shape[2:]
+        r = len(dims)
+        index = np.meshgrid(*[np.arange(n, dtype=np.float64) for n in dims], indexing="ij")
+        return np.stack([(index[r - 1 - k] + self.gain[k] * field[:, self.component[k]]) * self.scale[k]
+                         + self.shift[k] for k in range(r)], -1)
+
+    def magnitude(self, field: np.ndarray) -> np.ndarray:
+        """Each coordinate's terms' magnitude, the scale of its rounding errors."""
+        dims = field.shape[2:]
+        r = len(dims)
+        index = np.meshgrid(*[np.arange(n, dtype=np.float64) for n in dims], indexing="ij")
+        return np.stack([(np.abs(index[r - 1 - k]) + np.abs(self.gain[k] * field[:, self.component[k]]))
+                         * abs(self.scale[k]) + abs(self.shift[k]) + 1 for k in range(r)], -1)
+
+
+def plan_displacement_warps(model: Model, infos: dict[Key, TensorInfo], constants: dict[Key, np.ndarray],
+                            returned: set[Key], plan: FusionPlan) -> None:
+    """Adds each GridSample whose grid is a displacement warp (module docstring) to `plan`."""
+    consumers: dict[Key, list[tuple[Layer, int]]] = defaultdict(list)
+    for (layer_id, index), src in model.sources.items():
+        consumers[(src.layer, src.output)].append((model.layers[layer_id], index))
+    grids = {_key(model, layer, 1) for layer in model.layers.values() if layer.type == "GridSample"}
+    for grid_key in sorted(grids):
+        users = consumers[grid_key]
+        if (grid_key in constants or grid_key in returned or grid_key[0] in plan.absorbed
+                or any(u.type != "GridSample" or i != 1 or u.id in plan.fused for u, i in users)):
+            continue
+        glue = _glue(model, consumers, constants, returned, grid_key, {u.id for u, _ in users})
+        if glue is None:
+            continue
+        layers, field_key = glue
+        displacement = _fit(model, infos, constants, layers, field_key, grid_key, users)
+        if displacement is None:
+            continue
+        for user, _ in users:
+            stand_in = dataclasses.replace(user, op=_fused_op(user.op, model.layers[grid_key[0]]),
+                                           attrs={**user.attrs, "displacement": displacement})
+            plan.fused[user.id] = Fusion(model.layers[grid_key[0]], stand_in, [_key(model, user, 0), field_key])
+        for layer in layers:
+            plan.absorbed[layer.id] = [user.id for user, _ in users]
+
+
+def _glue(model: Model, consumers: dict[Key, list[tuple[Layer, int]]], constants: dict[Key, np.ndarray],
+          returned: set[Key], grid_key: Key, users: set[str]) -> tuple[list[Layer], Key] | None:
+    """The layers that compute the grid and feed nothing else at run time (a ShapeOf folded to a
+    constant reads nothing), in model order, and the one non-constant tensor they read (the field);
+    None if they are not all of affine types or read more than one."""
+    def folded(layer: Layer) -> bool:
+        return all((layer.id, i) in constants for i in range(len(layer.outputs)))
+
+    inside: set[str] = set()
+    for layer_id in reversed(model.order):  # readers before the layers they read
+        layer = model.layers[layer_id]
+        outputs = [(layer_id, i) for i in range(len(layer.outputs))]
+        if layer.type not in _AFFINE_PORTS or folded(layer) or any(key in returned for key in outputs):
+            continue
+        readers = {u.id for key in outputs for u, _ in consumers[key] if not folded(u)}
+        if grid_key in outputs:
+            if readers == users:
+                inside.add(layer_id)
+        elif inside and readers and readers <= inside:
+            inside.add(layer_id)
+    if grid_key[0] not in inside:
+        return None
+    layers = [model.layers[i] for i in model.order if i in inside]
+    leaves = set()
+    for layer in layers:
+        ports = _AFFINE_PORTS[layer.type]
+        variable = [i for i in range(len(layer.inputs)) if _key(model, layer, i) not in constants]
+        if ports is None:
+            if len(variable) > 1:
+                return None
+        elif ports != "all" and not set(variable) <= set(ports):
+            return None
+        leaves.update(_key(model, layer, i) for i in variable if _key(model, layer, i)[0] not in inside)
+    if len(leaves) != 1:
+        return None
+    return layers, leaves.pop()
+
+
+def _fit(model: Model, infos: dict[Key, TensorInfo], constants: dict[Key, np.ndarray], layers: list[Layer],
+         field_key: Key, grid_key: Key, users: list[tuple[Layer, int]]) -> Displacement | None:
+    """The displacement the glue computes (module docstring), or None where it computes something else."""
+    field, grid = infos[field_key], infos[grid_key]
+    data_types = {infos[_key(model, user, 0)].element_type for user, _ in users}
+    if (field.element_type not in _TYPES or data_types != {field.element_type}
+            or grid.element_type != field.element_type or not is_static(field.shape) or not is_static(grid.shape)
+            or len(grid.shape) not in (3, 4, 5)):
+        return None
+    rank = len(grid.shape) - 2
+    dims, channels = tuple(grid.shape[1:-1]), field.shape[1] if len(field.shape) > 1 else 0
+    if (grid.shape[-1] != rank or tuple(field.shape) != (grid.shape[0], channels, *dims)
+            or not 1 <= channels <= MAX_FIELD_CHANNELS):
+        return None
+    dtype = element_types.numpy_dtype(field.element_type)
+    amplitude = float(2 ** np.ceil(np.log2(max(dims))))  # a step as large as the grid's range: an exact fit
+    probes = [np.zeros(field.shape, dtype)]
+    for c in range(channels):
+        probes.append(np.zeros(field.shape, dtype))
+        probes[-1][:, c] = amplitude
+    probes.append((np.random.default_rng(0).uniform(-1, 1, field.shape) * max(dims)).astype(dtype))
+    try:
+        grids = [_evaluate(model, infos, constants, layers, field_key, grid_key, probe).astype(np.float64)
+                 for probe in probes]
+    except LAYER_FAILURES:
+        return None
+    zero = grids[0]
+    component, gain, scale, shift = [], [], [], []
+    for k in range(rank):
+        axis = rank - k  # the grid's axis along which i_k counts
+        line = np.moveaxis(zero[..., k], axis, -1).reshape(-1, dims[rank - 1 - k])[0]
+        scale_k = (line[-1] - line[0]) / (len(line) - 1) if len(line) > 1 else 1.0
+        moved = [bool(np.any(g[..., k] != zero[..., k])) for g in grids[1:channels + 1]]
+        if sum(moved) != 1 or scale_k == 0:
+            return None
+        c = moved.index(True)
+        gain_k = (grids[1 + c][..., k] - zero[..., k]).reshape(-1)[0] / (amplitude * scale_k)
+        component.append(c)
+        gain.append(float(round(gain_k)) if abs(gain_k - round(gain_k)) <= 1e-4 * abs(gain_k) else float(gain_k))
+        scale.append(float(scale_k))
+        shift.append(float(line[0]))
+    displacement = Displacement(tuple(component), tuple(gain), tuple(scale), tuple(shift))
+    epsilon = np.finfo(dtype).eps
+    for probe, value in zip(probes, grids):
+        probe = probe.astype(np.float64)
+        if not np.all(np.abs(value - displacement.grid(probe)) <= TOLERANCE * epsilon * displacement.magnitude(probe)):
+            return None
+    return displacement
+
+
+def _evaluate(model: Model, infos: dict[Key, TensorInfo], constants: dict[Key, np.ndarray], layers: list[Layer],
+              field_key: Key, grid_key: Key, field: np.ndarray) -> np.ndarray:
+    """The grid the glue computes from `field`."""
+    values: dict[Key, np.ndarray] = {field_key: field}
+    for layer in layers:
+        keys = [_key(model, layer, i) for i in range(len(layer.inputs))]
+        args = [values[key] if key in values else constants[key] for key in keys]
+        types = [infos[(layer.id, i)].element_type for i in range(len(layer.outputs))]
+        for index, value in enumerate(layer_runner(layer, types)(args, RunContext(1, [None] * len(types)))):
+            values[(layer.id, index)] = value
+    return values[grid_key]
+
+
+def _key(model: Model, layer: Layer, index: int) -> Key:
+    src = model.producer(layer, index)
+    return (src.layer, src.output)
+
+
+def _fused_op(sample_op: OpSpec, glue: Layer) -> OpSpec:
+    def plan(attrs: Attrs, data: TensorInfo, field: TensorInfo):
+        d: Displacement = attrs["displacement"]
+        return grid_sample.sample_plan(data.shape, field.shape, element_types.numpy_dtype(data.element_type),
+                                       attrs["mode"], attrs["padding_mode"], attrs["align_corners"],
+                                       displacement=(d.component, d.gain, d.scale, d.shift))
+
+    def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+        data, field = inputs
+        sampler = plan(attrs, *(TensorInfo(a.shape, element_types.from_dtype(a.dtype)) for a in inputs))
+        return [sampler(data, field, output_buffer(ctx.out, 0, sampler.out_shape, data.dtype), ctx.threads)]
+
+    def prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
+        try:
+            return plan(attrs, *inputs).run
+        except ValueError:
+            return None  # `run` reports it per call
+
+    return OpSpec(type="GridSample", versions=("fused",), attrs=(), inputs=(2, 2), infer=None, run=run,
+                  prepare=prepare, native=False, kernel=True, entry=FUSED_KERNEL,
+                  summary="GridSample at points displaced by a field, fused")
