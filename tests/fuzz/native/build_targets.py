@@ -26,8 +26,9 @@ EXTENSION = ROOT / "kernels" / "openvino"
 CLANGS = ["clang", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14"]
 
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
-# -O1: grid_sample.c alone takes 48 s to compile with both sanitizers here (-O2: 64 s), and runs about as fast.
-FLAGS = ["-g", "-O1", "-fno-omit-frame-pointer", "-ffp-contract=off", *SANITIZE]
+# -O1 for the campaign (grid_sample.c then takes 140 s to compile with both sanitizers on this Xeon host, -O0
+# 65 s, and runs the inputs several times faster); CI's short runs build at -O0 (tests/fuzz/test_fuzz_native.py).
+FLAGS = ["-g", "-fno-omit-frame-pointer", "-ffp-contract=off", *SANITIZE]
 # target -> the sources it links beside its harness (fuzz_<name>.cpp)
 TARGETS = {
     "fuzz_grid_sample": [CORE / "grid_sample.c", CORE / "affine_grid.c"],
@@ -50,9 +51,10 @@ def _newest(paths) -> float:
     return max(p.stat().st_mtime for p in paths)
 
 
-def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1) -> dict[str, Path]:
-    """Every target in OUT (objects under OUT/obj), compiling `jobs` sources at a time; returns {name:
-    executable}. Raises RuntimeError without clang, CalledProcessError when a compile fails."""
+def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1, optimize: str = "-O1"
+          ) -> dict[str, Path]:
+    """Every target in OUT (objects under OUT/obj), compiling `jobs` sources at a time at `optimize`; returns
+    {name: executable}. Raises RuntimeError without clang, CalledProcessError when a compile fails."""
     clang = clang or find_clang()
     if clang is None:
         raise RuntimeError("no clang found (" + ", ".join(CLANGS) + "): apt-get install clang-14 libclang-rt-14-dev")
@@ -71,9 +73,10 @@ def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1) 
         compiler, std = (clangxx, "-std=c++20") if source.suffix == ".cpp" else (clang, "-std=c11")
         # a harness links libFuzzer's main; the code under test gets its coverage instrumentation only
         fuzzer = "-fsanitize=fuzzer" if source in harnesses else "-fsanitize=fuzzer-no-link"
-        subprocess.run([compiler, std, *FLAGS, fuzzer, *includes, "-c", str(source), "-o", str(obj)], check=True)
+        subprocess.run([compiler, std, *FLAGS, optimize, fuzzer, *includes, "-c", str(source), "-o", str(obj)],
+                       check=True)
 
-    # grid_sample.c first: by far the longest compile with both sanitizers (40-50 s here); the rest compiles beside it
+    # grid_sample.c first: by far the longest compile with both sanitizers (above); the rest compiles beside it
     sources.sort(key=lambda source: source.name != "grid_sample.c")
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         list(pool.map(compile_one, sources))
@@ -82,7 +85,8 @@ def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1) 
         objects = [out / "obj" / (source.stem + ".o") for source in [HERE / f"{name}.cpp", *needed]]
         exe = out / name
         if not exe.exists() or exe.stat().st_mtime < _newest(objects):
-            subprocess.run([clangxx, *FLAGS, "-fsanitize=fuzzer", *map(str, objects), "-lm", "-o", str(exe)], check=True)
+            subprocess.run([clangxx, *FLAGS, optimize, "-fsanitize=fuzzer", *map(str, objects), "-lm", "-o", str(exe)],
+                           check=True)
         built[name] = exe
     return built
 
