@@ -41,6 +41,17 @@ void run_alone(irgrid_grid_sample p, Buffer& out, unsigned char garbage) {
     run_schedule(p, irgrid_grid_sample_run, Split{}, garbage);
 }
 
+// `p`, whose coordinates the kernel computes (a fused AffineGrid, a displacement), wrote into out_a the bits
+// GridSample gives on `grid`, the same coordinates computed apart.
+void check_same_on_grid(const irgrid_grid_sample& p, const Buffer& grid, const Buffer& out_a, Buffer& out_b) {
+    irgrid_grid_sample unfused = p;
+    unfused.affine = 0;
+    unfused.displaced = 0;
+    unfused.coords = grid.data;
+    run_alone(unfused, out_b, 0x5A);
+    FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, p.path);
+}
+
 template <class T>
 void check_points(const irgrid_grid_sample& p, const T* coords, const T* out, bool tame_data) {
     const int64_t r = p.rank;
@@ -94,11 +105,7 @@ void run(FuzzedDataProvider& in, irgrid_grid_sample p, int64_t data_n, int64_t c
         a.threads = 1;
         FUZZ_CHECK(irgrid_affine_grid_plan(&a) == IRGRID_OK);
         run_schedule(a, irgrid_affine_grid_run, Split{}, 0);
-        irgrid_grid_sample unfused = p;
-        unfused.affine = 0;
-        unfused.coords = lattice.data;
-        run_alone(unfused, out_b, 0x5A);
-        FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, p.path);
+        check_same_on_grid(p, lattice, out_a, out_b);
         grid = lattice.as<T>();
     }
     const int64_t displaced_n = p.displaced ? times(p.batch, times(p.points, p.rank)) : 0;
@@ -117,11 +124,7 @@ void run(FuzzedDataProvider& in, irgrid_grid_sample p, int64_t data_n, int64_t c
                     g[(b * p.points + q) * p.rank + k] = ((T)index + (T)d.gain[k] * f) * (T)d.scale[k] + (T)d.shift[k];
                 }
             }
-        irgrid_grid_sample unfused = p;
-        unfused.displaced = 0;
-        unfused.coords = displaced.data;
-        run_alone(unfused, out_b, 0x5A);
-        FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, p.path);
+        check_same_on_grid(p, displaced, out_a, out_b);
         grid = displaced.as<T>();
     }
     if (grid) check_points(p, grid, out_a.as<T>(), tame(data.as<T>(), data_n, 1e6));
