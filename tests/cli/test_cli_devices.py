@@ -181,9 +181,8 @@ def test_per_layer_counters(device, tmp_path):
     assert rows["warped"][0] == "GridSample"
     shares = [float(row[-1].rstrip("%")) for row in rows.values()]
     assert _adds_up(shares) and all(float(row[-2]) >= 0 for row in rows.values())
-    if device == "irgrid":  # the steps of irgrid's plan, in order, with the kernel each runs
-        assert list(rows) == ["flow_nhwc", "sample_xy", "sample_scaled", "grid", "warped"]
-        assert rows["warped"][1] == "sampling.SamplePlan" and rows["grid"][1] == "numpy"
+    if device == "irgrid":  # the steps of irgrid's plan, with the kernel each runs: the warp by the flow, fused
+        assert list(rows) == ["warped"] and rows["warped"][1] == "sampling.SamplePlan"
 
 
 def test_per_layer_counters_of_a_dynamic_model_on_openvino(tmp_path):
