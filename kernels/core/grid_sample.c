@@ -286,6 +286,8 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     if (p->displaced) {
         if (p->displacement.channels < 1)
             return IRGRID_E_DIMS;
+        if (p->out_dims[rank - 1] > INT_MAX)
+            return IRGRID_E_SIZE;  /* displaced_points counts along a row in int */
         for (k = 0; k < rank; k++) {
             p->extents[k] = p->out_dims[rank - 1 - k];
             if (p->displacement.component[k] < 0 || p->displacement.component[k] >= p->displacement.channels)

@@ -61,16 +61,18 @@ static void IRGRID_FN(apply_taps)(const IRGRID_T* x, IRGRID_T* y, irgrid_index c
 }
 
 /* The coordinates of points [start, stop) of item b displaced by the field (grid_sample.h's
-   irgrid_displacement) into g. Along a row only the innermost index changes. */
-static void IRGRID_FN(displaced_points)(const irgrid_grid_sample* p, irgrid_index b, IRGRID_T* g, irgrid_index start,
-                                        irgrid_index stop) {
+   irgrid_displacement) into g. Along a row only the innermost index changes: its loop, per rank, on
+   local scalars, restrict pointers and an int index (packed int -> float conversion), is one the
+   compiler vectorises (scalar, it took 3.3 ns a point, a fifth of a one-channel GridSample's time). */
+static void IRGRID_FN(displaced_points)(const irgrid_grid_sample* p, irgrid_index b, IRGRID_T* restrict g,
+                                        irgrid_index start, irgrid_index stop) {
     const irgrid_displacement* d = &p->displacement;
     const irgrid_index rank = p->rank, points = p->points;
     const IRGRID_T* field = (const IRGRID_T*)p->coords + b * d->channels * points;
     const IRGRID_T* f[IRGRID_AFFINE_MAX_RANK];
     IRGRID_T gain[IRGRID_AFFINE_MAX_RANK], scale[IRGRID_AFFINE_MAX_RANK], shift[IRGRID_AFFINE_MAX_RANK];
-    IRGRID_T at[IRGRID_AFFINE_MAX_RANK];
-    irgrid_index index[IRGRID_AFFINE_MAX_RANK], k, j, n, pt = start;
+    irgrid_index index[IRGRID_AFFINE_MAX_RANK] = {0, 0, 0}, k, j, n, pt = start;
+    int first;  /* rows are at most INT_MAX points (the plan checks) */
     for (k = 0; k < rank; k++) {
         f[k] = field + d->component[k] * points;
         gain[k] = (IRGRID_T)d->gain[k];
@@ -80,12 +82,28 @@ static void IRGRID_FN(displaced_points)(const irgrid_grid_sample* p, irgrid_inde
     irgrid_affine_first_index(start, rank, p->extents, index);
     while (pt < stop) {
         n = stop - pt < p->extents[0] - index[0] ? stop - pt : p->extents[0] - index[0];
-        for (k = 1; k < rank; k++)
-            at[k] = (IRGRID_T)index[k];
-        for (j = 0; j < n; j++) {
-            g[j * rank] = ((IRGRID_T)(index[0] + j) + gain[0] * f[0][pt + j]) * scale[0] + shift[0];
-            for (k = 1; k < rank; k++)
-                g[j * rank + k] = (at[k] + gain[k] * f[k][pt + j]) * scale[k] + shift[k];
+        const IRGRID_T* restrict f0 = f[0] + pt;
+        const IRGRID_T g0 = gain[0], s0 = scale[0], h0 = shift[0];
+        first = (int)index[0];
+        if (rank == 1) {
+            for (j = 0; j < n; j++)
+                g[j] = ((IRGRID_T)(first + (int)j) + g0 * f0[j]) * s0 + h0;
+        } else if (rank == 2) {
+            const IRGRID_T* restrict f1 = f[1] + pt;
+            const IRGRID_T y = (IRGRID_T)index[1], g1 = gain[1], s1 = scale[1], h1 = shift[1];
+            for (j = 0; j < n; j++) {
+                g[2 * j] = ((IRGRID_T)(first + (int)j) + g0 * f0[j]) * s0 + h0;
+                g[2 * j + 1] = (y + g1 * f1[j]) * s1 + h1;
+            }
+        } else {
+            const IRGRID_T *restrict f1 = f[1] + pt, *restrict f2 = f[2] + pt;
+            const IRGRID_T y = (IRGRID_T)index[1], g1 = gain[1], s1 = scale[1], h1 = shift[1];
+            const IRGRID_T z = (IRGRID_T)index[2], g2 = gain[2], s2 = scale[2], h2 = shift[2];
+            for (j = 0; j < n; j++) {
+                g[3 * j] = ((IRGRID_T)(first + (int)j) + g0 * f0[j]) * s0 + h0;
+                g[3 * j + 1] = (y + g1 * f1[j]) * s1 + h1;
+                g[3 * j + 2] = (z + g2 * f2[j]) * s2 + h2;
+            }
         }
         g += n * rank;
         pt += n;
