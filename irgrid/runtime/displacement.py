@@ -1,4 +1,5 @@
-"""Warps by a displacement field fused into GridSample, so no grid tensor is ever written.
+"""Grids computed from one field fused into GridSample, so no grid tensor is ever written: warps by a
+displacement field, and lattices translated per item.
 
 Optical-flow and registration networks warp by a field of displacements in pixels: PWC-Net's
 backward warp, VoxelMorph's SpatialTransformer (VecInt runs it 7 times), RAFT-style upsampling:
@@ -24,6 +25,14 @@ within `TOLERANCE` of each term's magnitude: a glue that flips, shifts or mixes 
 through f16, fails the check and stays as written. The GridSamples then run the kernel's displaced
 source (kernels/core/grid_sample.h, irgrid_displacement): the coordinates of each block of points are
 computed from the field as the block is sampled.
+
+RAFT's correlation lookup is the other common form: each item (a pixel's correlation map) is sampled
+at a small window of offsets moved by that pixel's coordinates, `coords.view(N, 1, 1, 2) + delta`, then
+normalised. Its grid is a lattice translated per item (`Translation`), found the same way
+(`_fit_translation`: the lattice from the zero field, the gain from a constant one, the element each
+item reads from a field of the elements' own indices, all checked on a random field) and run as the
+fused AffineGrid (fusion.py) with a theta per item that a few numpy operations compute from the field
+on each call.
 
 Not bitwise the unfused graph: the kernel evaluates the fitted formula, one rounding per operation,
 where the model's glue rounds after each of its own, so a coordinate can differ by a few ulps (f32:
@@ -89,7 +98,8 @@ class Displacement:
 
 def plan_displacement_warps(model: Model, infos: dict[Key, TensorInfo], constants: dict[Key, np.ndarray],
                             returned: set[Key], plan: FusionPlan) -> None:
-    """Adds each GridSample whose grid is a displacement warp (module docstring) to `plan`."""
+    """Adds each GridSample whose grid is a displacement warp or a translated lattice (module docstring) to
+    `plan`."""
     consumers: dict[Key, list[tuple[Layer, int]]] = defaultdict(list)
     for (layer_id, index), src in model.sources.items():
         consumers[(src.layer, src.output)].append((model.layers[layer_id], index))
@@ -103,12 +113,13 @@ def plan_displacement_warps(model: Model, infos: dict[Key, TensorInfo], constant
         if glue is None:
             continue
         layers, field_key = glue
-        displacement = _fit(model, infos, constants, layers, field_key, grid_key, users)
-        if displacement is None:
+        fitted = (_fit(model, infos, constants, layers, field_key, grid_key, users)
+                  or _fit_translation(model, infos, constants, layers, field_key, grid_key, users))
+        if fitted is None:
             continue
+        op = _fused_op(fitted) if isinstance(fitted, Displacement) else _translated_op(fitted)
         for user, _ in users:
-            stand_in = dataclasses.replace(user, op=_fused_op(user.op, model.layers[grid_key[0]]),
-                                           attrs={**user.attrs, "displacement": displacement})
+            stand_in = dataclasses.replace(user, op=op, attrs={**user.attrs, "fitted": fitted})
             plan.fused[user.id] = Fusion(model.layers[grid_key[0]], stand_in, [_key(model, user, 0), field_key])
         for layer in layers:
             plan.absorbed[layer.id] = [user.id for user, _ in users]
@@ -218,9 +229,8 @@ def _key(model: Model, layer: Layer, index: int) -> Key:
     return (src.layer, src.output)
 
 
-def _fused_op(sample_op: OpSpec, glue: Layer) -> OpSpec:
+def _fused_op(d: Displacement) -> OpSpec:
     def plan(attrs: Attrs, data: TensorInfo, field: TensorInfo):
-        d: Displacement = attrs["displacement"]
         return grid_sample.sample_plan(data.shape, field.shape, element_types.numpy_dtype(data.element_type),
                                        attrs["mode"], attrs["padding_mode"], attrs["align_corners"],
                                        displacement=(d.component, d.gain, d.scale, d.shift))
@@ -239,3 +249,135 @@ def _fused_op(sample_op: OpSpec, glue: Layer) -> OpSpec:
     return OpSpec(type="GridSample", versions=("fused",), attrs=(), inputs=(2, 2), infer=None, run=run,
                   prepare=prepare, native=False, kernel=True, entry=FUSED_KERNEL,
                   summary="GridSample at points displaced by a field, fused")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Translation:
+    """A lattice translated per item: grid component k of item b at lattice point x is
+    scale[k] * x[axis[k]] + offset[k] + gain[k] * field.flat[index[k][b]], x AffineGrid's lattice
+    coordinates (`align_corners`) listed innermost first; `axis` may permute them (RAFT's window is
+    meshgrid(d, d, indexing="ij"): its x counts along the outer dim). That is the fused AffineGrid with
+    theta[b][k] = scale[k] at column axis[k] and translation offset + gain * field (`theta`)."""
+
+    dims: tuple[int, ...]  # the lattice, outermost first
+    align_corners: bool
+    axis: tuple[int, ...]  # per component, the lattice coordinate (innermost first) it counts along
+    scale: tuple[float, ...]
+    offset: tuple[float, ...]
+    gain: tuple[float, ...]
+    index: np.ndarray  # (r, items): per component, the field element each item reads
+
+    def theta(self, field: np.ndarray) -> np.ndarray:
+        flat, t, r = field.reshape(-1), field.dtype.type, len(self.dims)
+        theta = np.zeros((self.index.shape[1], r, r + 1), field.dtype)
+        for k in range(r):
+            theta[:, k, self.axis[k]] = t(self.scale[k])
+            theta[:, k, r] = flat[self.index[k]] * t(self.gain[k]) + t(self.offset[k])
+        return theta
+
+
+def _lattice(length: int, align_corners: bool) -> np.ndarray:
+    """AffineGrid's base coordinates along an axis of `length` points (affine.h), in f64."""
+    if align_corners:
+        return np.linspace(-1, 1, length) if length > 1 else np.zeros(1)
+    return (2 * np.arange(length) + 1) / length - 1
+
+
+def _fit_translation(model: Model, infos: dict[Key, TensorInfo], constants: dict[Key, np.ndarray],
+                     layers: list[Layer], field_key: Key, grid_key: Key, users: list[tuple[Layer, int]]
+                     ) -> Translation | None:
+    """The translated lattice the glue computes (RAFT's correlation lookup: `coords.view(N, 1, 1, 2) +
+    delta`, normalised), or None. Fitted like a warp: the lattice from the zero field, the gain from a
+    constant one, the element each item reads from a field holding each element's own index, then
+    checked on a random field."""
+    field, grid = infos[field_key], infos[grid_key]
+    data = [infos[_key(model, user, 0)] for user, _ in users]
+    if (field.element_type not in _TYPES or grid.element_type != field.element_type
+            or any(d.element_type != field.element_type or d.shape is None or d.shape[:1] != grid.shape[:1]
+                   for d in data)
+            or not is_static(field.shape) or not is_static(grid.shape) or len(grid.shape) not in (4, 5)
+            or grid.shape[-1] != len(grid.shape) - 2):
+        return None
+    rank, items, dims = len(grid.shape) - 2, grid.shape[0], tuple(grid.shape[1:-1])
+    dtype = element_types.numpy_dtype(field.element_type)
+    size = int(np.prod(field.shape))
+    if not 1 <= size < 2 ** np.finfo(dtype).nmant or items < 1:  # element indices exact in the field's type
+        return None
+    amplitude = float(2 ** np.ceil(np.log2(max(size, 2))))
+    noise = np.random.default_rng(0).uniform(-1, 1, field.shape) * max(dims)
+    probes = [np.zeros(field.shape, dtype), np.full(field.shape, amplitude, dtype),
+              np.arange(size, dtype=dtype).reshape(field.shape), noise.astype(dtype)]
+    try:
+        zero, constant, indices, moved = [_evaluate(model, infos, constants, layers, field_key, grid_key, probe)
+                                          .astype(np.float64) for probe in probes]
+    except LAYER_FAILURES:
+        return None
+    if not np.all(zero == zero[:1]):
+        return None
+    tolerance = TOLERANCE * np.finfo(dtype).eps
+    counts = []  # per component, the lattice's axis (outermost first) along which it changes
+    for k in range(rank):
+        changes = [a for a in range(rank) if np.any(np.diff(zero[0, ..., k], axis=a) != 0)]
+        if len(changes) > 1:
+            return None
+        counts.append(changes[0] if changes else rank - 1 - k)
+    for align_corners in (True, False):
+        scale, offset, gain, index = [], [], [], []
+        for k in range(rank):
+            axis = counts[k]
+            x = _lattice(dims[axis], align_corners)
+            line = np.moveaxis(zero[0, ..., k], axis, -1).reshape(-1, dims[axis])[0]
+            scale.append(float((line[-1] - line[0]) / (x[-1] - x[0])) if len(x) > 1 else 1.0)
+            offset.append(float(line[0] - scale[-1] * x[0]))
+            gain.append(float((constant[..., k] - zero[..., k]).reshape(-1)[0] / amplitude))
+            if gain[-1] == 0:
+                return None
+            read = np.rint((indices[:, ..., k] - zero[:, ..., k]).reshape(items, -1)[:, 0] / gain[-1])
+            if not np.all((read >= 0) & (read < size)):
+                return None
+            index.append(read.astype(np.int64))
+        fitted = Translation(dims, align_corners, tuple(rank - 1 - a for a in counts), tuple(scale), tuple(offset),
+                             tuple(gain), np.stack(index))
+        if all(_translation_fits(fitted, probe, value, tolerance) for probe, value in
+               ((probes[0], zero), (probes[2], indices), (probes[3], moved))):
+            return fitted
+    return None
+
+
+def _translation_fits(t: Translation, field: np.ndarray, grid: np.ndarray, tolerance: float) -> bool:
+    """Whether `grid` is `t` of `field`, in f64, to within `tolerance` times each coordinate's terms'
+    magnitude."""
+    rank, flat = len(t.dims), field.reshape(-1).astype(np.float64)
+    for k in range(rank):
+        axis = rank - 1 - t.axis[k]
+        x = _lattice(t.dims[axis], t.align_corners).reshape([-1 if a == axis else 1 for a in range(rank)])
+        moved = (t.gain[k] * flat[t.index[k]]).reshape(-1, *[1] * rank)
+        expected = t.scale[k] * x + t.offset[k] + moved
+        bound = tolerance * (np.abs(t.scale[k] * x) + abs(t.offset[k]) + np.abs(moved) + 1)
+        if not np.all(np.abs(grid[..., k] - expected) <= bound):
+            return False
+    return True
+
+
+def _translated_op(t: Translation) -> OpSpec:
+    def plan(attrs: Attrs, data: TensorInfo):
+        theta_shape = (data.shape[0], len(t.dims), len(t.dims) + 1)
+        return grid_sample.sample_plan(data.shape, theta_shape, element_types.numpy_dtype(data.element_type),
+                                       attrs["mode"], attrs["padding_mode"], attrs["align_corners"], t.dims,
+                                       t.align_corners)
+
+    def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
+        data, field = inputs
+        sampler = plan(attrs, TensorInfo(data.shape, element_types.from_dtype(data.dtype)))
+        return [sampler(data, t.theta(field), output_buffer(ctx.out, 0, sampler.out_shape, data.dtype), ctx.threads)]
+
+    def prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
+        try:
+            sampler = plan(attrs, inputs[0])
+        except ValueError:
+            return None  # `run` reports it per call
+        return lambda arrays, ctx: sampler.run([arrays[0], t.theta(arrays[1])], ctx)
+
+    return OpSpec(type="GridSample", versions=("fused",), attrs=(), inputs=(2, 2), infer=None, run=run,
+                  prepare=prepare, native=False, kernel=True, entry=FUSED_KERNEL,
+                  summary="GridSample at a lattice translated per item, fused")

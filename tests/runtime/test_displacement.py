@@ -10,6 +10,8 @@ Oracles and tolerances:
 - the real exports of PWC-Net's warp and VoxelMorph's SpatialTransformer (benchmarks/glue_blocks.py) by
   every route: torch eager within 1e-5, and the unfused plan of the same IR (`fuse=False`) within 1e-5
   (a coordinate may move by a few ulps: the module docstring says why);
+- RAFT's correlation lookup (a lattice translated per item), both routes that export it: torch and the
+  unfused plan within 2e-5 (its data are N(0, 1));
 - hand-built graphs that only look like a warp stay unfused and agree with OpenVINO's CPU plugin (1e-5).
 """
 from __future__ import annotations
@@ -139,3 +141,26 @@ def test_only_displacement_warps_are_fused(variant, tmp_path, ov_run):
     feeds = [rng.random((1, 2, 6, 8)).astype(np.float32), (rng.standard_normal((1, 2, 6, 8)) * 3).astype(np.float32)]
     for got, expected in zip(compiled(feeds).values(), ov_run(str(path), feeds)):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("route", ["cm", "dyn"])
+def test_raft_lookup_runs_as_a_translated_lattice(route, glue_export):
+    """RAFT's correlation lookup (benchmarks/glue_blocks.py: each item's 9x9 window of pixel offsets moved
+    by its own coordinates, normalised) runs as the fused AffineGrid with a theta per item: within 2e-5
+    of the unfused plan and of torch (correlations N(0, 1), so up to about 4: a few ulps of a coordinate)."""
+    torch = pytest.importorskip("torch")
+    if route == "dyn":
+        pytest.importorskip("onnxscript")
+    module, inputs, xml = glue_export("raft", route)
+    model = irgrid.read_model(xml)
+    shapes = {p.name: tuple(t.shape) for p, t in zip(model.parameters, inputs)}
+    fused = irgrid.compile_model(model, shapes=shapes)
+    (sample,), absorbed = _warp_rows(fused)
+    assert sample.get("fused_type") and {"Add", "Concat"} <= {row["type"] for row in absorbed}
+    feeds = [t.numpy() for t in inputs]
+    (got,) = fused(feeds).values()
+    (plain,) = irgrid.compile_model(model, shapes=shapes, fuse=False)(feeds).values()
+    np.testing.assert_allclose(got, plain, rtol=0, atol=2e-5)
+    with torch.no_grad():
+        np.testing.assert_allclose(got, module(*inputs).numpy(), rtol=0, atol=2e-5)
+
