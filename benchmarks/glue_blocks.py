@@ -1,6 +1,7 @@
 """Glue-heavy blocks of real architectures (issue 41), each exported the ways users export them and
 timed on irgrid's runtime (and without its fusions and rewrites: `fuse=False`), OpenVINO with irgrid's
-extension, what `auto` picks, and torch eager.
+extension, plain OpenVINO (no irgrid: its own frontends, where they convert the block; `-` where not),
+what `auto` picks, and torch eager.
 
     python benchmarks/glue_blocks.py [--small] [--runs 7] [--threads 2] [block/route ...]
 
@@ -168,6 +169,23 @@ def export(module, inputs, route: str, directory: Path) -> Path:
     return xml
 
 
+def plain_openvino(module, inputs, route: str, directory: Path, threads: int):
+    """A call of the block on OpenVINO without irgrid: its PyTorch frontend's own conversion (cm) or its
+    ONNX frontend (ts, dyn), CPU plugin at f32; None where OpenVINO cannot convert or compile it."""
+    import openvino as ov
+
+    core = ov.Core()
+    try:
+        model = (ov.convert_model(module, example_input=inputs) if route == "cm"
+                 else core.read_model(str(directory / f"{route}.onnx")))
+        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32",
+                                                     "INFERENCE_NUM_THREADS": threads})
+    except Exception:  # noqa: BLE001 - any refusal (a frontend's conversion error, the plugin's) means "cannot"
+        return None
+    request = compiled.create_infer_request()
+    return lambda feeds: request.infer(feeds, share_outputs=True)
+
+
 def main() -> None:
     import torch
 
@@ -182,8 +200,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print("| block/route | irgrid | irgrid unfused | openvino | torch eager | auto | auto picks |\n"
-          "|---|---|---|---|---|---|---|")
+    print("| block/route | irgrid | irgrid unfused | openvino | plain openvino | torch eager | auto | auto picks |\n"
+          "|---|---|---|---|---|---|---|---|")
     for case in args.cases:
         name, route = case.split("/")
         module, inputs = block(name, args.small)
@@ -201,6 +219,9 @@ def main() -> None:
             shapes = {model_input.name: feed.shape for (model_input, _), feed in zip(model.inputs, feeds)}
             chosen, why = open_model(xml, "auto", shapes=shapes, threads=args.threads)
             runs["auto"] = lambda: chosen(feeds)
+            plain = plain_openvino(module, inputs, route, Path(directory), args.threads)
+            if plain is not None:
+                runs["plain"] = lambda: plain(feeds)
 
             def eager():
                 with torch.no_grad():
@@ -214,7 +235,7 @@ def main() -> None:
                     if round_ >= 2:
                         times[key].append(time.perf_counter() - start)
         ms = {key: f"{1e3 * np.median(values):.1f}" for key, values in times.items()}
-        columns = " | ".join(ms[key] for key in ("irgrid", "unfused", "openvino", "torch", "auto"))
+        columns = " | ".join(ms.get(key, "-") for key in ("irgrid", "unfused", "openvino", "plain", "torch", "auto"))
         print(f"| {case} | {columns} | {why} |", flush=True)
 
 
