@@ -216,8 +216,10 @@ static void IRGRID_FN(hold_planes)(const irgrid_grid_sample* p, const IRGRID_T* 
     IRGRID_FN(irgrid_depth_range)(g, n, &g_lo, &g_hi);
     if (!(g_lo <= g_hi))  /* every depth NaN: the scalar path takes these points */
         return;
-    g_lo = -4L > g_lo ? (IRGRID_T)-4L : g_lo;
-    g_hi = 4 < g_hi ? (IRGRID_T)4 : g_hi;
+    /* both ends within [-4, 4], whatever side an infinite end is on: with one plane and align_corners,
+       denormalising an infinity gives inf * 0 = NaN (a fuzzing finding, docs/fuzzing.md) */
+    g_lo = -4 > g_lo ? (IRGRID_T)-4 : (4 < g_lo ? (IRGRID_T)4 : g_lo);
+    g_hi = -4 > g_hi ? (IRGRID_T)-4 : (4 < g_hi ? (IRGRID_T)4 : g_hi);
     z_lo = irgrid_denormalize_f64((double)g_lo, dims[0], p->align_corners);
     z_hi = irgrid_denormalize_f64((double)g_hi, dims[0], p->align_corners);
     if (p->padding == IRGRID_PAD_REFLECTION && (z_lo < 0.0 || z_hi > depth - 1.0)) {

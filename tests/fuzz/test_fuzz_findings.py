@@ -96,3 +96,21 @@ def test_result_with_an_output_port():
     assert problem.message == "a Result has no outputs, and the IR declares 1"
     with pytest.raises(irgrid.ShapeError, match='Result layer "op" \\(id 1\\): a Result has no outputs'):
         irgrid.compile_model(path)
+
+
+@pytest.mark.parametrize("constant", [True, False])
+def test_matmul_of_two_vectors_is_a_0d_array(constant, tmp_path, ov_run):
+    """fuzz_run (2026-11-29): a seed mutated into MatMul of two 1-D constants folded to a numpy scalar (numpy
+    gives two vectors' product as one), and compile_model failed setting that value read-only (a
+    ValueError). The product is a 0-d array, folded or run, as OpenVINO's CPU plugin gives it (f32)."""
+    a, c = np.array([1, 2, 3], np.float32), np.array([4, -5, 6.5], np.float32)
+    b = IRBuilder("mm")
+    inputs = [b.const(a, "a"), b.const(c, "c")] if constant else [b.parameter("a", (3,)), b.parameter("c", (3,))]
+    (y,) = b.layer("MatMul", "opset1", inputs, name="mm")
+    b.result(y)
+    path = b.save(tmp_path / "mm.xml")
+    feeds = [] if constant else [a, c]
+    (got,) = irgrid.compile_model(path)(feeds).values()
+    (expected,) = ov_run(str(path), feeds)
+    assert isinstance(got, np.ndarray) and got.shape == expected.shape == ()
+    np.testing.assert_array_equal(got, expected)

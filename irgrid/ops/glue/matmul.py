@@ -46,8 +46,10 @@ def _run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.nda
             for x, flag in zip(inputs, (attrs["transpose_a"], attrs["transpose_b"])))
     with np.errstate(all="ignore"):  # IEEE results: inf * 0 is NaN
         if a.dtype == np.float16:
-            return [np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)]
-        return [np.matmul(a, b)]
+            product = np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+        else:
+            product = np.matmul(a, b)
+    return [np.asarray(product)]  # a 0-d array: numpy gives two vectors' product as a scalar
 
 
 register(OpSpec(type="MatMul", versions=("opset1",), inputs=(2, 2),
