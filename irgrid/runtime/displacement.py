@@ -43,7 +43,6 @@ or all f64, the out dims static, r <= 3, and the grid read by GridSamples alone.
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 
 import numpy as np
 
@@ -55,7 +54,7 @@ from ..ops import grid_sample
 from ..ops.common import output_buffer
 from ..registry import Attrs, OpSpec, PreparedFn, RunContext, TensorInfo
 from .execution import LAYER_FAILURES, layer_runner
-from .fusion import FUSED_KERNEL, Fusion, FusionPlan
+from .fusion import FUSED_KERNEL, Fusion, FusionPlan, consumers_of, input_key
 
 # Layer types whose output is affine in the listed inputs when every other input is a constant (None:
 # in any one of them; "all": in all of them at once, a sum).
@@ -100,10 +99,8 @@ def plan_displacement_warps(model: Model, infos: dict[Key, TensorInfo], constant
                             returned: set[Key], plan: FusionPlan) -> None:
     """Adds each GridSample whose grid is a displacement warp or a translated lattice (module docstring) to
     `plan`."""
-    consumers: dict[Key, list[tuple[Layer, int]]] = defaultdict(list)
-    for (layer_id, index), src in model.sources.items():
-        consumers[(src.layer, src.output)].append((model.layers[layer_id], index))
-    grids = {_key(model, layer, 1) for layer in model.layers.values() if layer.type == "GridSample"}
+    consumers = consumers_of(model)
+    grids = {input_key(model, layer, 1) for layer in model.layers.values() if layer.type == "GridSample"}
     for grid_key in sorted(grids):
         users = consumers[grid_key]
         if (grid_key in constants or grid_key in returned or grid_key[0] in plan.absorbed
@@ -120,7 +117,7 @@ def plan_displacement_warps(model: Model, infos: dict[Key, TensorInfo], constant
         op = _fused_op(fitted) if isinstance(fitted, Displacement) else _translated_op(fitted)
         for user, _ in users:
             stand_in = dataclasses.replace(user, op=op, attrs={**user.attrs, "fitted": fitted})
-            plan.fused[user.id] = Fusion(model.layers[grid_key[0]], stand_in, [_key(model, user, 0), field_key])
+            plan.fused[user.id] = Fusion(model.layers[grid_key[0]], stand_in, [input_key(model, user, 0), field_key])
         for layer in layers:
             plan.absorbed[layer.id] = [user.id for user, _ in users]
 
@@ -151,13 +148,13 @@ def _glue(model: Model, consumers: dict[Key, list[tuple[Layer, int]]], constants
     leaves = set()
     for layer in layers:
         ports = _AFFINE_PORTS[layer.type]
-        variable = [i for i in range(len(layer.inputs)) if _key(model, layer, i) not in constants]
+        variable = [i for i in range(len(layer.inputs)) if input_key(model, layer, i) not in constants]
         if ports is None:
             if len(variable) > 1:
                 return None
         elif ports != "all" and not set(variable) <= set(ports):
             return None
-        leaves.update(_key(model, layer, i) for i in variable if _key(model, layer, i)[0] not in inside)
+        leaves.update(input_key(model, layer, i) for i in variable if input_key(model, layer, i)[0] not in inside)
     if len(leaves) != 1:
         return None
     return layers, leaves.pop()
@@ -167,7 +164,7 @@ def _fit(model: Model, infos: dict[Key, TensorInfo], constants: dict[Key, np.nda
          field_key: Key, grid_key: Key, users: list[tuple[Layer, int]]) -> Displacement | None:
     """The displacement the glue computes (module docstring), or None where it computes something else."""
     field, grid = infos[field_key], infos[grid_key]
-    data_types = {infos[_key(model, user, 0)].element_type for user, _ in users}
+    data_types = {infos[input_key(model, user, 0)].element_type for user, _ in users}
     if (field.element_type not in _TYPES or data_types != {field.element_type}
             or grid.element_type != field.element_type or not is_static(field.shape) or not is_static(grid.shape)
             or len(grid.shape) not in (3, 4, 5)):
@@ -216,17 +213,12 @@ def _evaluate(model: Model, infos: dict[Key, TensorInfo], constants: dict[Key, n
     """The grid the glue computes from `field`."""
     values: dict[Key, np.ndarray] = {field_key: field}
     for layer in layers:
-        keys = [_key(model, layer, i) for i in range(len(layer.inputs))]
+        keys = [input_key(model, layer, i) for i in range(len(layer.inputs))]
         args = [values[key] if key in values else constants[key] for key in keys]
         types = [infos[(layer.id, i)].element_type for i in range(len(layer.outputs))]
         for index, value in enumerate(layer_runner(layer, types)(args, RunContext(1, [None] * len(types)))):
             values[(layer.id, index)] = value
     return values[grid_key]
-
-
-def _key(model: Model, layer: Layer, index: int) -> Key:
-    src = model.producer(layer, index)
-    return (src.layer, src.output)
 
 
 def _fused_op(d: Displacement) -> OpSpec:
@@ -291,7 +283,7 @@ def _fit_translation(model: Model, infos: dict[Key, TensorInfo], constants: dict
     constant one, the element each item reads from a field holding each element's own index, then
     checked on a random field."""
     field, grid = infos[field_key], infos[grid_key]
-    data = [infos[_key(model, user, 0)] for user, _ in users]
+    data = [infos[input_key(model, user, 0)] for user, _ in users]
     if (field.element_type not in _TYPES or grid.element_type != field.element_type
             or any(d.element_type != field.element_type or d.shape is None or d.shape[:1] != grid.shape[:1]
                    for d in data)

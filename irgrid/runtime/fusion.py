@@ -56,9 +56,7 @@ class FusionPlan:
 
 def plan_fusions(model: Model, infos: dict[Key, TensorInfo], constants: set[Key], returned: set[Key]) -> FusionPlan:
     """Find every AffineGrid -> GridSample pair that can run fused (see the module docstring)."""
-    consumers: dict[Key, list[tuple[Layer, int]]] = defaultdict(list)
-    for (layer_id, index), src in model.sources.items():
-        consumers[(src.layer, src.output)].append((model.layers[layer_id], index))
+    consumers = consumers_of(model)
     plan = FusionPlan({}, {}, {})
     for layer_id in model.order:
         layer = model.layers[layer_id]
@@ -74,7 +72,7 @@ def plan_fusions(model: Model, infos: dict[Key, TensorInfo], constants: set[Key]
         elif not users or any(user.type != "GridSample" or index != 1 for user, index in users):
             reason = "its grid feeds layers other than GridSample's grid input"
         else:
-            data_types = {infos[_key(model, user, 0)].element_type for user, _ in users}
+            data_types = {infos[input_key(model, user, 0)].element_type for user, _ in users}
             if theta_type not in _FUSABLE_TYPES or data_types != {theta_type}:
                 reason = (f"theta is {theta_type} and the sampled data {'/'.join(sorted(data_types))}; fusion "
                           "needs both f32 or both f64")
@@ -85,7 +83,7 @@ def plan_fusions(model: Model, infos: dict[Key, TensorInfo], constants: set[Key]
             op = _fused_op(layer, user.op)
             stand_in = dataclasses.replace(user, op=op, attrs={**user.attrs, "grid_align_corners":
                                                                layer.attrs["align_corners"]})
-            inputs = [_key(model, user, 0), (theta_src.layer, theta_src.output), (size_src.layer, size_src.output)]
+            inputs = [input_key(model, user, 0), (theta_src.layer, theta_src.output), (size_src.layer, size_src.output)]
             plan.fused[user.id] = Fusion(layer, stand_in, inputs)
         plan.absorbed[layer_id] = [user.id for user, _ in users]
     for layer_id in model.order:
@@ -121,7 +119,7 @@ def _plan_decomposed(model: Model, infos: dict[Key, TensorInfo], constants: set[
     if chain is None:
         return
     reduce_sum, multiply, unsqueeze, transpose, base_key = chain
-    theta_key = _key(model, transpose, 0)
+    theta_key = input_key(model, transpose, 0)
     theta, base, grid = infos[theta_key], infos[base_key], infos[(reshape.id, 0)]
     reason = None
     if any((layer.id, 0) in returned for layer in chain[:4]):
@@ -130,7 +128,7 @@ def _plan_decomposed(model: Model, infos: dict[Key, TensorInfo], constants: set[
         reason = "the decomposed affine grid's shape is not static"
     else:
         rank = len(grid.shape) - 2
-        data_types = {infos[_key(model, user, 0)].element_type for user, _ in users}
+        data_types = {infos[input_key(model, user, 0)].element_type for user, _ in users}
         if (theta.shape != (grid.shape[0], rank, rank + 1) or grid.shape[-1] != rank
                 or base.value is None or base.value.shape != (1, num_elements(grid.shape[1:-1]), rank + 1, 1)):
             return  # shapes of some other computation
@@ -147,7 +145,7 @@ def _plan_decomposed(model: Model, infos: dict[Key, TensorInfo], constants: set[
     for user, _ in users:
         op = _decomposed_op(reduce_sum, user.op, dims)
         stand_in = dataclasses.replace(user, op=op, attrs={**user.attrs, "grid_align_corners": align_corners})
-        plan.fused[user.id] = Fusion(reduce_sum, stand_in, [_key(model, user, 0), theta_key])
+        plan.fused[user.id] = Fusion(reduce_sum, stand_in, [input_key(model, user, 0), theta_key])
     for layer in (reshape, *chain[:4]):
         plan.absorbed[layer.id] = [user.id for user, _ in users]
 
@@ -178,7 +176,7 @@ def _decomposed_chain(model: Model, consumers: dict[Key, list[tuple[Layer, int]]
         if unsqueeze is not None and constant(unsqueeze, 1) in ([1], [-3]):
             transpose = producer(unsqueeze, 0, "Transpose")
             if transpose is not None and constant(transpose, 1) == [0, 2, 1]:
-                return reduce_sum, multiply, unsqueeze, transpose, _key(model, multiply, 1 - side)
+                return reduce_sum, multiply, unsqueeze, transpose, input_key(model, multiply, 1 - side)
     return None
 
 
@@ -227,9 +225,18 @@ def _decomposed_op(reduce_sum: Layer, sample_op: OpSpec, dims: tuple[int, ...]) 
                   summary="GridSample at the points of a decomposed affine grid, fused")
 
 
-def _key(model: Model, layer: Layer, index: int) -> Key:
+def input_key(model: Model, layer: Layer, index: int) -> Key:
+    """The tensor feeding input `index` of `layer`."""
     src = model.producer(layer, index)
     return (src.layer, src.output)
+
+
+def consumers_of(model: Model) -> dict[Key, list[tuple[Layer, int]]]:
+    """Each tensor's readers: (layer, input index), the fusions' view of the graph."""
+    consumers: dict[Key, list[tuple[Layer, int]]] = defaultdict(list)
+    for (layer_id, index), src in model.sources.items():
+        consumers[(src.layer, src.output)].append((model.layers[layer_id], index))
+    return consumers
 
 
 def _fused_op(affine: Layer, sample_op: OpSpec) -> OpSpec:

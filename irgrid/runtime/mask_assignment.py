@@ -19,7 +19,6 @@ index layers that only fed it run no more (`describe()` lists them as fused into
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 
 import numpy as np
 
@@ -28,7 +27,7 @@ from ..ir.dims import is_static
 from ..ir.model import Layer, Model
 from ..ops.common import output_buffer
 from ..registry import Attrs, OpSpec, RunContext, TensorInfo
-from .fusion import Fusion, FusionPlan
+from .fusion import Fusion, FusionPlan, consumers_of, input_key
 
 
 def mask_assignments(model: Model, infos: dict[Key, TensorInfo]) -> dict[str, tuple[Layer, Key, np.ndarray]]:
@@ -46,22 +45,15 @@ def mask_assignments(model: Model, infos: dict[Key, TensorInfo]) -> dict[str, tu
 
 def plan_mask_assignments(model: Model, infos: dict[Key, TensorInfo], returned: set[Key], plan: FusionPlan) -> None:
     """Adds each ScatterNDUpdate that is a boolean-mask assignment to `plan` (module docstring)."""
-    consumers: dict[Key, list[tuple[Layer, int]]] = defaultdict(list)
-    for (layer_id, index), src in model.sources.items():
-        consumers[(src.layer, src.output)].append((model.layers[layer_id], index))
+    consumers = consumers_of(model)
     for layer_id, (non_zero, cond_key, value) in mask_assignments(model, infos).items():
         scatter = model.layers[layer_id]
         op = _fill_op(value)
         stand_in = dataclasses.replace(scatter, op=op)
-        plan.fused[scatter.id] = Fusion(non_zero, stand_in, [_key(model, scatter, 0), cond_key])
+        plan.fused[scatter.id] = Fusion(non_zero, stand_in, [input_key(model, scatter, 0), cond_key])
         live = {model.producer(scatter, 0).layer, cond_key[0]}
         for dead in _dead_after(model, infos, consumers, returned, scatter, live, plan):
             plan.absorbed[dead] = [scatter.id]
-
-
-def _key(model: Model, layer: Layer, index: int) -> Key:
-    src = model.producer(layer, index)
-    return (src.layer, src.output)
 
 
 def _pattern(model: Model, infos: dict[Key, TensorInfo], scatter: Layer) -> tuple[Layer, Key, np.ndarray] | None:
@@ -71,17 +63,17 @@ def _pattern(model: Model, infos: dict[Key, TensorInfo], scatter: Layer) -> tupl
         found = model.layers[model.producer(layer, index).layer]
         return found if found.type in types else None
 
-    data = infos[_key(model, scatter, 0)]
+    data = infos[input_key(model, scatter, 0)]
     transpose = producer(scatter, 1, "Transpose")
     broadcast = producer(scatter, 2, "Broadcast")
     if transpose is None or broadcast is None or data.shape is None or not is_static(data.shape):
         return None
-    perm = infos[_key(model, transpose, 1)].value
+    perm = infos[input_key(model, transpose, 1)].value
     non_zero = producer(transpose, 0, "NonZero")
     if non_zero is None or perm is None or [int(v) for v in np.asarray(perm).reshape(-1)] != [1, 0]:
         return None
-    cond_key = _key(model, non_zero, 0)
-    cond, value = infos[cond_key], infos[_key(model, broadcast, 0)]
+    cond_key = input_key(model, non_zero, 0)
+    cond, value = infos[cond_key], infos[input_key(model, broadcast, 0)]
     if cond.shape != data.shape or value.value is None or np.asarray(value.value).size != 1 \
             or value.element_type != data.element_type or len(data.shape) == 0:
         return None
