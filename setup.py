@@ -45,7 +45,7 @@ STRICT = ["-ffp-contract=off"]
 # compiles in, and the headers each includes: a change to one rebuilds it.
 CORE_SOURCES = {"sampling": ["kernels/core/grid_sample.c", "kernels/core/scratch.c"],
                 "affine_grid_kernel": ["kernels/core/affine_grid.c"],
-                "deform_columns": ["kernels/core/deform_im2col.c"], "prior_boxes": ["kernels/core/prior_grid.c"]}
+                "deform_columns": ["kernels/core/deform_im2col.c", "kernels/core/gemm.c"], "prior_boxes": ["kernels/core/prior_grid.c"]}
 CORE_HEADERS = [str(path) for path in sorted(Path("kernels/core").glob("*.h"))]
 DEPENDS = {name: ["kernels/cython/worker_cpus.h"] for name in KERNELS if name != "_openmp"}
 for name in CORE_SOURCES:

@@ -10,6 +10,9 @@ Parts (medians over --rounds fresh processes per way, interleaved; ratios agains
   once, `infer()` back to back): the native op, the Python op, OpenVINO's GridSample-9.
 - volume: 3-D trilinear X 1x16x32x64x64 on a smooth warp, zeros padding: irgrid's runtime (compiled
   model, its own OpenMP threads) against OpenVINO with the native library and with the Python ops.
+- deform: DeformConv irgrid1, X 1x256x64x64, 256 3x3 filters, pads 1, with mask and bias (a DCNv2
+  layer of a detector's head): irgrid's runtime against OpenVINO with the native library and with the
+  Python ops.
 - throughput: samples/volume_warp in OpenVINO with `-hint throughput` (2 streams, an AsyncInferQueue of
   4 requests for --seconds): inferences per second, native against the Python ops.
 """
@@ -31,9 +34,27 @@ ROOT = Path(__file__).resolve().parents[1]
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
+def _deform_ir(tmp: Path) -> tuple[Path, list[np.ndarray]]:
+    from irgrid.builder import IRBuilder
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in
+              ((1, 256, 64, 64), (256, 256, 3, 3), (1, 18, 64, 64), (256,))]
+    arrays.append(rng.uniform(0, 1, (1, 9, 64, 64)).astype(np.float32))
+    b = IRBuilder("deform")
+    params = [b.parameter(name, a.shape) for name, a in zip(["x", "w", "offsets", "bias", "mask"], arrays)]
+    (y,) = b.layer("DeformConv", "irgrid1", params, {"pads": [1, 1, 1, 1]})
+    b.result(y)
+    path = tmp / "deform.xml"
+    b.save(path)
+    return path, arrays
+
+
 def _ir(tmp: Path, part: str, version: str) -> tuple[Path, list[np.ndarray]]:
     from irgrid.builder import IRBuilder
 
+    if part == "deform":
+        return _deform_ir(tmp)
     rng = np.random.default_rng(0)
     if part == "tiny":
         x, g = rng.standard_normal((1, 1, 4, 4)), rng.uniform(-1, 1, (1, 2, 2, 2))
@@ -120,7 +141,7 @@ def worker(part: str, way: str, threads: int, seconds: float) -> float:
 
 
 WAYS = {"tiny": ("native", "python", "openvino"), "volume": ("runtime", "native", "python"),
-        "throughput": ("native", "python")}
+        "deform": ("runtime", "native", "python"), "throughput": ("native", "python")}
 
 
 def main() -> None:

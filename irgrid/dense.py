@@ -1,17 +1,20 @@
-"""irgrid's runtime's dense layers on OpenVINO's CPU plugin or numpy: the GEMM after the convolution
+"""irgrid's runtime's dense layers on OpenVINO's CPU plugin: the f32 GEMM after the convolution
 layers' im2col (`matmul`), and whole f32 layers OpenVINO runs much faster than numpy can
 (`run_on_openvino`: Convolution, GroupConvolution, MaxPool, AvgPool).
 
 Backend: for f32 a one-op OpenVINO model compiled once per shapes, attributes and thread count by
-default, numpy (im2col + GEMM for convolutions, irgrid's numpy glue for the others) when
-`IRGRID_GEMM=numpy` or in a process forked after OpenVINO ran (irgrid.forks); f64 always numpy
-(OpenVINO's CPU plugin computes f64 inputs in f32: its f64 output carries f32 accuracy).
+default; irgrid's own code (im2col and the convolution engine's GEMM, kernels/core/gemm.h, for
+convolutions; irgrid's numpy glue for the others) when `IRGRID_GEMM=numpy` or in a process forked
+after OpenVINO ran (irgrid.forks), and always for f64 (OpenVINO's CPU plugin computes f64 inputs in
+f32: its f64 output carries f32 accuracy).
 
 Why OpenVINO for the GEMM: numpy's OpenBLAS keeps its threads spinning beside irgrid's OpenMP im2col
 threads and ignores irgrid's thread count; OpenVINO's MatMul honours it, matches or beats OpenBLAS on
 the shapes the convolutions run, and gives bitwise equal products at 1 and 2 threads
 (tests/ops/test_deform_conv_semantics.py), so results do not depend on irgrid's thread count with either
 backend. The filters stay a Parameter: compiled in, they round differently and cost a compile each.
+The native library's DeformConv compiles the same MatMul models (kernels/openvino/gemm.cpp) for the
+same bits: keep the two in step.
 
 Why OpenVINO for whole convolutions and pooling: several times faster than im2col or numpy per layer,
 with the filters as a Parameter (one compiled model serves any filters, the same bits). Convolutions
@@ -49,18 +52,13 @@ def on_openvino(*arrays: np.ndarray) -> bool:
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int, *, transpose_b: bool = False,
            bias: np.ndarray | None = None) -> np.ndarray:
-    """out[...] = a @ b (a @ b.T when transpose_b) for 2-D C-contiguous a (M, K) and b (K, N) or
-    (N, K) of one float dtype, plus bias[i] on row i when a C-contiguous bias (M,) is given (on
-    OpenVINO an Add in the compiled model, which fuses it into the MatMul's output stage); on
-    OpenVINO a C-contiguous out is the MatMul's own output (no copy)."""
-    if on_openvino(a, out):
-        n = b.shape[0] if transpose_b else b.shape[1]
-        compiled = _openvino_matmul(a.shape[0], a.shape[1], n, transpose_b, bias is not None, max(1, int(threads)))
-        return compiled([a, b] if bias is None else [a, b, bias.reshape(-1, 1)], [out])[0]
-    np.matmul(a, b.T if transpose_b else b, out=out)
-    if bias is not None:
-        out += bias[:, None]
-    return out
+    """out[...] = a @ b (a @ b.T when transpose_b) on OpenVINO's MatMul, for arrays `on_openvino`
+    accepts: 2-D C-contiguous f32 a (M, K) and b (K, N) or (N, K), plus bias[i] on row i when a
+    C-contiguous bias (M,) is given (an Add in the compiled model, which fuses it into the MatMul's
+    output stage); a C-contiguous out is the MatMul's own output (no copy)."""
+    n = b.shape[0] if transpose_b else b.shape[1]
+    compiled = _openvino_matmul(a.shape[0], a.shape[1], n, transpose_b, bias is not None, max(1, int(threads)))
+    return compiled([a, b] if bias is None else [a, b, bias.reshape(-1, 1)], [out])[0]
 
 
 def convolution_on_openvino(x: np.ndarray, w: np.ndarray, out_dims: tuple[int, ...]) -> bool:

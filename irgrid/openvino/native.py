@@ -1,5 +1,5 @@
 """irgrid's native OpenVINO extension library (kernels/openvino/): where it is, which OpenVINO it was
-built for, and the operator descriptions it is compiled from.
+built for, and the operator descriptions and convolution plan it is compiled from.
 
 The library (`libirgrid_openvino.so`) carries the same irgrid-owned operators as the Python ops
 (`irgrid.openvino.extensions()`), computed by the same C core (kernels/core/) that irgrid's runtime
@@ -10,7 +10,10 @@ release it was built against: `library_path()` checks that before anyone hands t
 Its attribute tables (names, kinds, defaults, spellings, bounds, input counts) are generated from
 irgrid's operator registry into kernels/openvino/descriptions.inc (`python -m irgrid.openvino.native`
 rewrites it; a test checks it is current), so the library parses an IR's attributes as irgrid's
-reader does, with the same error wording, and nobody keeps a second copy by hand.
+reader does, with the same error wording, and nobody keeps a second copy by hand. The constants of
+the convolution engine's plan (irgrid/ops/im2col.py's TILE_BYTES and FILTERS_FIRST) reach its
+DeformConv the same way (kernels/openvino/convolution_plan.inc), so it cuts the same tiles and runs the
+same GEMMs as irgrid's runtime: the same bits.
 """
 from __future__ import annotations
 
@@ -97,13 +100,30 @@ def descriptions() -> str:
         *body, ""])
 
 
+def convolution_plan() -> str:
+    """kernels/openvino/convolution_plan.inc: the convolution engine's plan constants."""
+    from ..ops import im2col
+
+    return "\n".join([
+        "// Generated from irgrid/ops/im2col.py by `python -m irgrid.openvino.native`: do not edit.",
+        "// The convolution engine's plan: bytes of columns (and GEMM block) per tile, and from how many",
+        "// output channels per group the filters come first in OpenVINO's MatMul (im2col.py says why).",
+        f"static const size_t TILE_BYTES = {int(im2col.TILE_BYTES)};",
+        f"static const irgrid_index FILTERS_FIRST = {int(im2col.FILTERS_FIRST)};", ""])
+
+
+GENERATED = {"descriptions.inc": descriptions, "convolution_plan.inc": convolution_plan}
+
+
 def main() -> None:
-    """Rewrite kernels/openvino/descriptions.inc from the registry (a clone's root is the working folder)."""
+    """Rewrite the generated files in kernels/openvino/ (or the folder given) from irgrid's code (a
+    clone's root is the working folder)."""
     from .. import ops  # noqa: F401  (registers every operator)
 
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("kernels/openvino/descriptions.inc")
-    target.write_text(descriptions())
-    print(f"wrote {target}")
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("kernels/openvino")
+    for name, text in GENERATED.items():
+        (folder / name).write_text(text())
+        print(f"wrote {folder / name}")
 
 
 if __name__ == "__main__":

@@ -11,12 +11,16 @@ blocks), so a sampling tap reads a contiguous run of channels; a deformable im2c
 matrix point-major per group, (tile, K * C / group), tile by tile (at most TILE_BYTES with its GEMM
 block; one tile is fastest), with non-temporal stores when the tile outgrows the caches and the GEMM
 is compute-bound
-(STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group
-(irgrid/dense.py). Below FILTERS_FIRST output channels per group it is columns times the filters
-reordered to (K * C / group, oC / group), a (tile, oC / group) block that a blocked transpose writes
-into the output with the bias added; from there filters times columns transposed writes the output
-layout directly, the bias added inside the MatMul. The transposes run on one thread up to
-TRANSPOSE_PARALLEL_BYTES.
+(STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group: OpenVINO's MatMul for f32 (irgrid/dense.py),
+else the engine's own (kernels/core/gemm.h: f64, IRGRID_GEMM=numpy, processes forked after OpenVINO
+ran). Below FILTERS_FIRST output channels per group, and always on the engine's own GEMM, it is columns
+times the filters reordered to (K * C / group, oC / group), a (tile, oC / group) block that a blocked
+transpose writes into the output with the bias added; from there filters times columns transposed
+writes the output layout directly, the bias added inside the MatMul. The transposes run on one thread
+up to TRANSPOSE_PARALLEL_BYTES.
+The native library's DeformConv (kernels/openvino/ops.cpp) makes the same choices from the same
+constants (TILE_BYTES and FILTERS_FIRST reach it through kernels/openvino/convolution_plan.inc) and compiles
+the same MatMul models, so it gives these bits.
 The GEMM bounds the layer (benchmarks/README.md, "The convolution engine's time").
 f32 and f64 run natively; f16 and bf16 in f32.
 """
@@ -29,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..dense import matmul
+from ..dense import matmul, on_openvino
 from ..errors import LayerAttributeError, ShapeError
 from ..ir.attributes import Attr
 from ..memory import allocate
@@ -167,12 +171,12 @@ def tile_points(per_point: int, points: int, itemsize: int) -> int:
     return max(1, min(points, TILE_BYTES // max(1, per_point * itemsize)))
 
 
-def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, points: int,
+def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, filters_first: bool, points: int,
                  itemsize: int) -> tuple[int, int]:
     """(elements, tile) of convolve's work array: per tile of output points the column matrix (C * K
-    values a point, first, so it starts aligned) and, below FILTERS_FIRST output channels per group,
-    its GEMM block (oC / group a point), then one item's data channels-last."""
-    block = per_group if per_group < FILTERS_FIRST else 0  # filters first: the GEMM writes the output
+    values a point, first, so it starts aligned) and, unless the filters come first, its GEMM block
+    (oC / group a point), then one item's data channels-last."""
+    block = 0 if filters_first else per_group  # filters first: the GEMM writes the output
     tile = tile_points(channels * kernel_size + block, points, itemsize)
     return channels * plane + (channels * kernel_size + block) * tile, tile
 
@@ -182,7 +186,7 @@ def workspace_bytes(x_shape: Sequence[int], w_shape: Sequence[int], out_dims: Se
     filters."""
     per_group = w_shape[0] // (x_shape[1] // w_shape[1])
     elements, _ = _work_layout(x_shape[1], math.prod(x_shape[2:]), math.prod(w_shape[2:]), per_group,
-                               math.prod(out_dims), itemsize)
+                               itemsize == 4 and per_group >= FILTERS_FIRST, math.prod(out_dims), itemsize)
     return (elements + math.prod(w_shape)) * itemsize + 64  # + scratch's alignment
 
 
@@ -212,10 +216,10 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     Per item: the data channels-last; per tile of output points the column matrix, point-major per
     group (groups, tile, K * C / groups); per group one GEMM, columns times the filters reordered to
     (K, C / groups, oC / groups) into a (tile, oC / groups) block that is transposed into the output
-    with the bias added, or from FILTERS_FIRST output channels per group the filters (oC / groups,
-    K, C / groups) times the columns transposed, straight into the output.
+    with the bias added, or, on OpenVINO's MatMul from FILTERS_FIRST output channels per group, the
+    filters (oC / groups, K, C / groups) times the columns transposed, straight into the output.
     """
-    from .._kernels.deform_columns import deformable_columns, transpose
+    from .._kernels.deform_columns import deformable_columns, gemm, transpose
 
     dtype = compute_dtype(x, w, *(a for a in (offsets, mask, bias) if a is not None))
     n, channels = x.shape[:2]
@@ -227,13 +231,14 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
     y = output_buffer(out if x.dtype == dtype else (), 0, (n, out_channels, *out_dims), dtype)
     y_points = y.reshape(n, out_channels, points)
     per_group, group_rows = out_channels // group, kernel_size * (channels // group)
-    filters_first = per_group >= FILTERS_FIRST
+    openvino_gemm = on_openvino(np.empty(0, dtype))
+    filters_first = openvino_gemm and per_group >= FILTERS_FIRST
     # (k, c) order, as the columns: (oC / group, K * C / group) filters first, else its transpose
     weights = np.asarray(w, dtype).reshape(group, per_group, -1, kernel_size)
     weights = np.ascontiguousarray(weights.transpose(0, 1, 3, 2) if filters_first else weights.transpose(0, 3, 2, 1))
     weights = weights.reshape((group, per_group, group_rows) if filters_first else (group, group_rows, per_group))
     bias = None if bias is None or bias.size == 0 else np.ascontiguousarray(bias, dtype)
-    elements, tile = _work_layout(channels, plane, kernel_size, per_group, points, dtype.itemsize)
+    elements, tile = _work_layout(channels, plane, kernel_size, per_group, filters_first, points, dtype.itemsize)
     work = scratch(elements, dtype)
     column_buffer, work = work[:channels * kernel_size * tile], work[channels * kernel_size * tile:]
     data = work[work.size - channels * plane:]  # before it, the GEMM block unless filters come first
@@ -262,6 +267,6 @@ def convolve(x: np.ndarray, w: np.ndarray, geometry: Geometry, *, offsets: np.nd
                            bias=group_bias)
                 else:
                     product = work[:(stop - start) * per_group].reshape(stop - start, per_group)
-                    matmul(columns[g], weights[g], product, threads)
+                    (matmul if openvino_gemm else gemm)(columns[g], weights[g], product, threads)
                     transpose(product, y_points[item, rows, start:stop], group_bias, out_threads)
     return y if x.dtype == dtype else y.astype(x.dtype)

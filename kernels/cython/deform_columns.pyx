@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""DeformConv's im2col and column transpose: the drivers. The arithmetic is C (kernels/core/deform_im2col.h),
-so the OpenVINO extension runs the very same code: here validate, fill the problem, plan, prange its units.
+"""The convolution engine's kernels: DeformConv's im2col, the column transpose and the engine's own GEMM
+(where OpenVINO's MatMul does not run it). The arithmetic is C (kernels/core/deform_im2col.h, gemm.h), so
+the OpenVINO extension runs the very same code: here validate, fill the problem, plan, prange its units.
 """
 import os
 
@@ -56,6 +57,18 @@ cdef extern from "deform_im2col.h" nogil:
     const char* irgrid_deform_simd_name(int simd)
     const char* irgrid_error_text(int status)
 
+cdef extern from "gemm.h" nogil:
+    ctypedef struct irgrid_gemm:
+        int f64
+        Py_ssize_t rows, inner, cols
+        const void* a
+        const void* b
+        void* out
+        irgrid_schedule schedule
+    int irgrid_gemm_plan(irgrid_gemm* p)
+    void irgrid_gemm_run(const irgrid_gemm* p, int phase, void* shared, void* worker_scratch,
+                         Py_ssize_t begin, Py_ssize_t end)
+
 # The vector path of every call from this module (select_simd).
 cdef int simd_policy = IRGRID_DEFORM_SIMD_AUTO
 
@@ -76,6 +89,11 @@ select_simd(os.environ.get("IRGRID_SIMD", "").strip() != "0")
 cdef inline void im2col_unit(const irgrid_deform_im2col* problem, Py_ssize_t unit) noexcept nogil:
     """One unit of the plan (IRGRID_DEFORM_CHUNK_POINTS output points), as a worker of prange runs it."""
     irgrid_deform_im2col_run(problem, 0, NULL, NULL, unit, unit + 1)
+
+
+cdef inline void gemm_unit(const irgrid_gemm* problem, Py_ssize_t unit) noexcept nogil:
+    irgrid_free_worker()
+    irgrid_gemm_run(problem, 0, NULL, NULL, unit, unit + 1)
 
 
 cdef inline void transpose_unit(const irgrid_deform_transpose* problem, Py_ssize_t unit) noexcept nogil:
@@ -203,3 +221,31 @@ def transpose(const floating[:, :] src, floating[:, :] dst, bias, int num_thread
         return
     for unit in prange(units, nogil=True, schedule="static", num_threads=num_threads):
         transpose_unit(&problem, unit)
+
+
+def gemm(const floating[:, ::1] a, const floating[:, ::1] b, floating[:, ::1] out, int num_threads) -> None:
+    """out (M, N) = a (M, K) @ b (K, N), each output summed over K in order with no FMA (gemm.h): the
+    same bits at any thread count, and in the native library."""
+    cdef irgrid_gemm problem
+    cdef Py_ssize_t units, unit
+    cdef int status
+    if a.shape[1] != b.shape[0] or out.shape[0] != a.shape[0] or out.shape[1] != b.shape[1]:
+        raise ValueError("gemm: a (M, K), b (K, N) and out (M, N) do not fit together")
+    problem.f64 = floating is double
+    problem.rows = a.shape[0]
+    problem.inner = a.shape[1]
+    problem.cols = b.shape[1]
+    problem.a = &a[0, 0] if a.shape[0] and a.shape[1] else NULL
+    problem.b = &b[0, 0] if b.shape[0] and b.shape[1] else NULL
+    problem.out = &out[0, 0] if out.shape[0] and out.shape[1] else NULL
+    status = irgrid_gemm_plan(&problem)
+    if status:
+        raise ValueError(f"gemm: {irgrid_error_text(status).decode()}")
+    units = problem.schedule.units[0]
+    num_threads = max(min(num_threads, units), 1)
+    if num_threads == 1:
+        with nogil:
+            irgrid_gemm_run(&problem, 0, NULL, NULL, 0, units)
+        return
+    for unit in prange(units, nogil=True, schedule="static", num_threads=num_threads):
+        gemm_unit(&problem, unit)

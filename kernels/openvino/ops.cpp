@@ -6,11 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include "drive.hpp"
 #include "errors.hpp"
+#include "gemm.hpp"
 #include "tensors.hpp"
 
 extern "C" {
@@ -110,10 +108,9 @@ void AffineGrid::compute(ov::TensorVector& outputs, const ov::TensorVector& inpu
         affine_grid<float>(m_attrs, inputs[0], outputs[0], m_scratch);
 }
 
-// --- DeformConv: irgrid/ops/deform_conv.py's `convolve`, with the GEMM written out ---
+// --- DeformConv: irgrid/ops/im2col.py's `convolve`: the same tiles, layouts and GEMMs, so the same bits ---
 
-// Output points per tile: the tile's columns stay within this many bytes (or one point's).
-static const size_t TILE_BYTES = 64u << 20;
+#include "convolution_plan.inc"
 
 template <class T>
 static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::Tensor& out,
@@ -134,7 +131,7 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
         points *= (irgrid_index)y_shape[d + 2];
         kernel_size *= kernel[d];
     }
-    const irgrid_index group_rows = kernel_size * (channels / group);
+    const irgrid_index cg = channels / group, group_rows = kernel_size * cg;
     std::vector<T> x_copy, w_copy, offsets_copy, bias_copy, mask_copy, y_copy;
     const T* x = values_as<T>(inputs[0], x_copy);
     const T* w = values_as<T>(inputs[1], w_copy);
@@ -142,32 +139,50 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
     const T* bias = inputs.size() > 3 && inputs[3].get_size() ? values_as<T>(inputs[3], bias_copy) : nullptr;
     const T* mask = inputs.size() > 4 ? values_as<T>(inputs[4], mask_copy) : nullptr;
     T* y = results_as<T>(out, y_copy);
-    // The filters as (group, K * C / group, oC / group), rows in the columns' (k, c) order.
-    std::vector<T> weights((size_t)(group * group_rows * per_group));
-    const irgrid_index cg = channels / group;
+    const bool openvino_gemm = sizeof(T) == 4 && gemm_on_openvino();
+    const bool filters_first = openvino_gemm && per_group >= FILTERS_FIRST;
+    // Output points per tile: the columns and, unless the filters come first, the GEMM block within
+    // TILE_BYTES, or one point's (im2col.py's tile_points).
+    const irgrid_index per_point = channels * kernel_size + (filters_first ? 0 : per_group);
+    const irgrid_index tile = std::max<irgrid_index>(
+        1, std::min<irgrid_index>(points, (irgrid_index)(TILE_BYTES / (sizeof(T) * (size_t)std::max<irgrid_index>(1, per_point)))));
+    // The work memory, kept in the op's scratch cache between calls (megabytes: allocated and faulted in
+    // on every call they cost more than the layer's im2col): the columns, the GEMM's (tile, oC / group)
+    // block (filters first: the output of a tile that is not all of it), one item's data channels-last,
+    // and the filters reordered. Each part starts on a 64-byte boundary.
+    auto aligned = [](size_t elements) { return (elements * sizeof(T) + 63) / 64 * 64; };
+    const size_t column_bytes = aligned((size_t)(channels * kernel_size * tile));
+    const size_t block_bytes = aligned(filters_first && tile == points ? 0 : (size_t)(tile * per_group));
+    const size_t data_bytes = aligned((size_t)(plane * channels));
+    Scratch memory(cache, column_bytes + block_bytes + data_bytes + aligned((size_t)(group * group_rows * per_group)));
+    T* const columns = reinterpret_cast<T*>(memory.get());
+    T* const block = reinterpret_cast<T*>(memory.get() + column_bytes);
+    T* const data = reinterpret_cast<T*>(memory.get() + column_bytes + block_bytes);
+    T* const weights = reinterpret_cast<T*>(memory.get() + column_bytes + block_bytes + data_bytes);
+    // The filters in the columns' (k, c) order: (group, oC / group, K * C / group) filters first, else
+    // (group, K * C / group, oC / group).
     for (irgrid_index g = 0; g < group; g++)
         for (irgrid_index o = 0; o < per_group; o++)
             for (irgrid_index c = 0; c < cg; c++)
                 for (irgrid_index k = 0; k < kernel_size; k++)
-                    weights[(size_t)((g * group_rows + k * cg + c) * per_group + o)] =
+                    weights[(size_t)(filters_first ? (g * per_group + o) * group_rows + k * cg + c
+                                                   : (g * group_rows + k * cg + c) * per_group + o)] =
                         w[(size_t)(((g * per_group + o) * cg + c) * kernel_size + k)];
-    const irgrid_index per_point = (irgrid_index)(TILE_BYTES / sizeof(T) / (size_t)(channels * kernel_size));
-    const irgrid_index tile = std::max<irgrid_index>(1, std::min<irgrid_index>(points, per_point));
-    std::vector<T> data((size_t)(plane * channels)), columns((size_t)(channels * kernel_size * tile));
     const int threads = arena_threads();
+    const int simd = simd_allowed() ? IRGRID_DEFORM_SIMD_AUTO : IRGRID_DEFORM_SIMD_BASELINE;
     for (irgrid_index item = 0; item < batch; item++) {
         irgrid_deform_transpose t{};
         t.f64 = sizeof(T) == 8;
-        t.simd = simd_allowed() ? IRGRID_DEFORM_SIMD_AUTO : IRGRID_DEFORM_SIMD_BASELINE;
+        t.simd = simd;
         t.rows = channels;
         t.cols = plane;
         t.src_stride = plane;
         t.dst_stride = channels;
         t.src = x + item * channels * plane;
-        t.dst = data.data();
+        t.dst = data;
         drive(t, threads, irgrid_deform_transpose_plan, irgrid_deform_transpose_run, cache);
         for (irgrid_index start = 0; start < points; start += tile) {
-            const irgrid_index stop = std::min(start + tile, points);
+            const irgrid_index stop = std::min(start + tile, points), n = stop - start;
             irgrid_deform_im2col p{};
             p.f64 = sizeof(T) == 8;
             p.rank = rank;
@@ -187,31 +202,45 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
             p.boundary = IRGRID_DEFORM_ZEROS;
             p.tile_start = start;
             p.tile_stop = stop;
-            p.simd = t.simd;
-            p.x = data.data();
+            p.simd = simd;
+            p.x = data;
             p.offsets = offsets + item * (inputs[2].get_size() / batch);
             p.mask = mask ? mask + item * (inputs[4].get_size() / batch) : nullptr;
-            p.col = columns.data();
+            p.col = columns;
             drive(p, threads, irgrid_deform_im2col_plan, irgrid_deform_im2col_run, cache);
-            // y[o, q] = bias[o] + sum over rows j of columns[q, j] * weights[j, o], j in order.
-            const irgrid_index n = stop - start;
-            tbb::parallel_for(tbb::blocked_range<irgrid_index>(0, group * n, 16),
-                              [&](const tbb::blocked_range<irgrid_index>& range) {
-                std::vector<T> acc((size_t)per_group);
-                for (irgrid_index u = range.begin(); u < range.end(); u++) {
-                    const irgrid_index g = u / n, q = u % n;
-                    const T* col = columns.data() + (g * n + q) * group_rows;
-                    const T* wg = weights.data() + g * group_rows * per_group;
-                    std::fill(acc.begin(), acc.end(), T(0));
-                    for (irgrid_index j = 0; j < group_rows; j++) {
-                        const T a = col[j];
-                        const T* wj = wg + j * per_group;
-                        for (irgrid_index o = 0; o < per_group; o++) acc[o] += a * wj[o];
-                    }
-                    T* yq = y + (item * out_channels + g * per_group) * points + start + q;
-                    for (irgrid_index o = 0; o < per_group; o++) yq[o * points] = bias ? acc[o] + bias[g * per_group + o] : acc[o];
+            for (irgrid_index g = 0; g < group; g++) {
+                const T* col = columns + g * n * group_rows;
+                const T* wg = weights + g * group_rows * per_group;
+                const T* group_bias = bias ? bias + g * per_group : nullptr;
+                T* yg = y + (item * out_channels + g * per_group) * points;
+                if (filters_first) {  // (oC / group, n) straight into the output when the tile is all of it
+                    float* target = n == points ? reinterpret_cast<float*>(yg) : reinterpret_cast<float*>(block);
+                    openvino_matmul(reinterpret_cast<const float*>(wg), reinterpret_cast<const float*>(col),
+                                    reinterpret_cast<const float*>(group_bias), target, (size_t)per_group,
+                                    (size_t)group_rows, (size_t)n, true, threads);
+                    if (n != points)
+                        for (irgrid_index o = 0; o < per_group; o++)
+                            std::memcpy(yg + o * points + start, block + o * n, (size_t)n * sizeof(T));
+                    continue;
                 }
-            });
+                if (openvino_gemm)
+                    openvino_matmul(reinterpret_cast<const float*>(col), reinterpret_cast<const float*>(wg), nullptr,
+                                    reinterpret_cast<float*>(block), (size_t)n, (size_t)group_rows,
+                                    (size_t)per_group, false, threads);
+                else
+                    own_gemm<T>(col, wg, block, (size_t)n, (size_t)group_rows, (size_t)per_group, threads, cache);
+                irgrid_deform_transpose back{};
+                back.f64 = sizeof(T) == 8;
+                back.simd = simd;
+                back.rows = n;
+                back.cols = per_group;
+                back.src_stride = per_group;
+                back.dst_stride = points;
+                back.src = block;
+                back.dst = yg + start;
+                back.bias = group_bias;
+                drive(back, threads, irgrid_deform_transpose_plan, irgrid_deform_transpose_run, cache);
+            }
         }
     }
     if (!y_copy.empty()) store(y, out);

@@ -67,9 +67,10 @@ def test_exports_only_create_extensions_and_needs_no_python():
     assert needed and not [lib for lib in needed if "python" in lib or "gomp" in lib]
 
 
-def test_descriptions_are_generated_from_the_registry():
-    assert (ROOT / "kernels/openvino/descriptions.inc").read_text() == native.descriptions(), \
-        "run `python -m irgrid.openvino.native` to regenerate kernels/openvino/descriptions.inc"
+@pytest.mark.parametrize("name", sorted(native.GENERATED))
+def test_generated_files_are_current(name):
+    assert (ROOT / "kernels/openvino" / name).read_text() == native.GENERATED[name](), \
+        f"run `python -m irgrid.openvino.native` to regenerate kernels/openvino/{name}"
 
 
 # A minimal valid layer of each irgrid-owned operator: (inputs as (shape, element type)).
@@ -387,52 +388,86 @@ def test_onnx_backend_cases_through_the_library(case, tmp_path):
             np.testing.assert_allclose(result[port], want, **tolerance, err_msg=case.name)
 
 
-def test_deform_conv_as_irgrid_runtime_and_onnxruntime(tmp_path):
-    """3-D and 2-D DeformConv with groups, offset groups, bias and mask: irgrid's runtime and onnxruntime
-    (2-D, its DeformConv-19) within f32 rounding (rtol 1e-4, atol 1e-4): the library's GEMM sums in
-    another order than the runtime's oneDNN or numpy GEMM."""
-    import onnx
+def _deform_conv_case(tmp_path: Path, rng: np.random.Generator, x_shape, w_shape, attrs: dict,
+                      dtype=np.float32) -> tuple[Path, list[np.ndarray]]:
+    """A DeformConv irgrid1 IR with bias and mask, and random inputs for it (some NaN offsets)."""
+    r = len(x_shape) - 2
+    pads, strides = attrs.get("pads", [0] * 2 * r), attrs.get("strides", [1] * r)
+    out_dims = [(x_shape[2 + d] + pads[d] + pads[r + d] - w_shape[2 + d]) // strides[d] + 1 for d in range(r)]
+    k = int(np.prod(w_shape[2:])) * attrs.get("offset_group", 1)
+    offset = rng.standard_normal((x_shape[0], k * r, *out_dims)) * 2
+    offset.flat[::97] = np.nan
+    arrays = [a.astype(dtype) for a in (rng.standard_normal(x_shape), rng.standard_normal(w_shape), offset,
+                                        rng.standard_normal(w_shape[0]), rng.uniform(0, 1, (x_shape[0], k, *out_dims)))]
+    b = IRBuilder("deform_conv")
+    params = [b.parameter(name, a.shape, "f64" if dtype == np.float64 else "f32")
+              for name, a in zip(["X", "W", "offset", "B", "mask"], arrays)]
+    (y,) = b.layer("DeformConv", "irgrid1", params, attrs)
+    b.result(y)
+    path = tmp_path / "deform_conv.xml"
+    b.save(path)
+    return path, arrays
+
+
+DEFORM_CONV_CONFIGS = [  # (x shape, filters shape, attributes): groups and offset groups, 3-D, the filters
+    # first in OpenVINO's MatMul (256 output channels per group), and two tiles of each layout
+    ((2, 4, 9, 8), (6, 2, 3, 3), {"group": 2, "offset_group": 2, "pads": [1, 1, 1, 1]}),
+    ((1, 3, 6, 7, 5), (4, 3, 2, 3, 2), {"strides": [1, 2, 1]}),
+    ((1, 4, 6, 5), (256, 4, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 64, 172, 172), (8, 64, 3, 3), {}),
+    ((1, 64, 173, 173), (256, 64, 3, 3), {}),
+]
+
+
+@pytest.mark.parametrize("gemm", ["openvino", "numpy"])
+def test_deform_conv_gives_irgrid_runtime_bits(tmp_path, monkeypatch, gemm):
+    """DeformConv with groups, offset groups, bias, mask and NaN offsets, on either GEMM irgrid's runtime
+    runs (OpenVINO's MatMul; IRGRID_GEMM=numpy: the C core's own), at 1 and 2 threads and on 2 streams:
+    the bits of irgrid's runtime, which cuts the same tiles and runs the same GEMMs."""
+    monkeypatch.setenv("IRGRID_GEMM", gemm)
+    rng = np.random.default_rng(11)
+    for x_shape, w_shape, attrs in DEFORM_CONV_CONFIGS:
+        if gemm == "numpy" and x_shape[1] == 64:
+            continue  # the own GEMM's two tiles: test_deform_conv_semantics.py's tiling test, bitwise
+        path, arrays = _deform_conv_case(tmp_path, rng, x_shape, w_shape, attrs)
+        (want,) = irgrid.compile_model(path, threads=2)(arrays).values()
+        assert np.isnan(want).any() and np.isfinite(want).mean() > 0.5
+        for threads, streams in ((1, 1), (2, 1), (0, 2)):
+            got = _compile(native_core(), path, threads, streams)(arrays)[0]
+            np.testing.assert_array_equal(got, want, err_msg=f"{x_shape} {w_shape}, {threads} threads, {streams} streams")
+
+
+def test_deform_conv_f64_as_the_python_ops_compute_it(tmp_path):
+    """An f64 DeformConv reaches both extensions in the type the CPU plugin hands custom ops: the Python
+    ops' bits (irgrid's runtime code, its own GEMM for f64)."""
+    path, arrays = _deform_conv_case(tmp_path, np.random.default_rng(4), (1, 4, 9, 8), (6, 2, 3, 3),
+                                     {"group": 2, "pads": [1, 1, 1, 1]}, np.float64)
+    want = _compile(python_core(), path)(arrays)[0]
+    got = _compile(native_core(), path)(arrays)[0]
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_deform_conv_as_onnxruntime(tmp_path):
+    """2-D DeformConv with groups, offset groups, bias and mask: onnxruntime's DeformConv-19 within f32
+    rounding (rtol 1e-4, atol 1e-4; the GEMMs sum in other orders) where the offsets are finite."""
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    rng = np.random.default_rng(11)
-    for x_shape, w_shape, attrs in (((2, 4, 9, 8), (6, 2, 3, 3), {"group": 2, "offset_group": 2, "pads": [1, 1, 1, 1]}),
-                                    ((1, 3, 6, 7, 5), (4, 3, 2, 3, 2), {"strides": [1, 2, 1]})):
-        r = len(x_shape) - 2
-        b = IRBuilder("deform_conv")
-        names = ["X", "W", "offset", "B", "mask"]
-        x = rng.standard_normal(x_shape).astype(np.float32)
-        w = rng.standard_normal(w_shape).astype(np.float32)
-        geometry = dict(pads=attrs.get("pads", [0] * 2 * r), strides=attrs.get("strides", [1] * r))
-        out_dims = [(x_shape[2 + d] + geometry["pads"][d] + geometry["pads"][r + d] - w_shape[2 + d])
-                    // geometry["strides"][d] + 1 for d in range(r)]
-        k = int(np.prod(w_shape[2:])) * attrs.get("offset_group", 1)
-        offset = (rng.standard_normal((x_shape[0], k * r, *out_dims)) * 2).astype(np.float32)
-        offset.flat[::97] = np.nan
-        bias = rng.standard_normal(w_shape[0]).astype(np.float32)
-        mask = rng.uniform(0, 1, (x_shape[0], k, *out_dims)).astype(np.float32)
-        arrays = [x, w, offset, bias, mask]
-        params = [b.parameter(name, a.shape) for name, a in zip(names, arrays)]
-        ir_attrs = {key: value for key, value in attrs.items()}
-        (y,) = b.layer("DeformConv", "irgrid1", params, ir_attrs)
-        b.result(y)
-        path = tmp_path / "deform_conv.xml"
-        b.save(path)
-        got = _compile(native_core(), path)(arrays)[0]
-        (want,) = irgrid.compile_model(path)(arrays).values()
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-        assert np.array_equal(np.isnan(got), np.isnan(want))
-        if r == 2:
-            node = helper.make_node("DeformConv", names, ["Y"], **attrs)
-            graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
-                                                    for n, a in zip(names, arrays)],
-                                      [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
-            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
-            session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-            (ort_y,) = session.run(None, dict(zip(names, arrays)))
-            finite = ~np.isnan(got)  # onnxruntime samples a NaN offset as 0; irgrid gives NaN (docs/semantics.md)
-            assert finite.mean() > 0.5
-            np.testing.assert_allclose(got[finite], ort_y[finite], rtol=1e-4, atol=1e-4)
+    x_shape, w_shape, attrs = DEFORM_CONV_CONFIGS[0]
+    path, arrays = _deform_conv_case(tmp_path, np.random.default_rng(12), x_shape, w_shape, attrs)
+    got = _compile(native_core(), path)(arrays)[0]
+    names = ["X", "W", "offset", "B", "mask"]
+    node = helper.make_node("DeformConv", names, ["Y"], **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
+                                            for n, a in zip(names, arrays)],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (ort_y,) = session.run(None, dict(zip(names, arrays)))
+    finite = ~np.isnan(got)  # onnxruntime samples a NaN offset as 0; irgrid gives NaN (docs/semantics.md)
+    assert finite.mean() > 0.5
+    np.testing.assert_allclose(got[finite], ort_y[finite], rtol=1e-4, atol=1e-4)
 
 
 def test_streams_and_async_requests_give_identical_bits(tmp_path):
