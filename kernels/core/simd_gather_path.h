@@ -363,6 +363,149 @@ static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_fused_wide_f3
                                   align, loads, fallback);
 }
 
+/* ---- 2-D bilinear by pairs: few channels, zeros or border padding, 16 lanes ---- */
+
+/* Two pairs of adjacent floats (a[0], a[1]) and (b[0], b[1]), one 64-bit load each (through memcpy: a
+   pair need not be 8-byte aligned). */
+IRGRID_AVX512_INLINE __m128d irgrid_two_pairs(const float* a, const float* b) {
+    double u, v;
+    memcpy(&u, a, sizeof(double));
+    memcpy(&v, b, sizeof(double));
+    return _mm_set_pd(v, u);
+}
+
+/* 8 lanes' pairs of adjacent floats xc[at[k]], xc[at[k] + 1] (k < 8) as a vector of 8 (left, right) pairs. */
+IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
+    __m128d a = irgrid_two_pairs(xc + at[0], xc + at[1]), b = irgrid_two_pairs(xc + at[2], xc + at[3]);
+    __m128d c = irgrid_two_pairs(xc + at[4], xc + at[5]), d = irgrid_two_pairs(xc + at[6], xc + at[7]);
+    __m512d v = _mm512_insertf64x2(_mm512_castpd128_pd512(a), b, 1);
+    v = _mm512_insertf64x2(v, c, 2);
+    return _mm512_castpd_ps(_mm512_insertf64x2(v, d, 3));
+}
+
+/* What the pair reads of 16 points need: per row of taps the pairs' start indices, and where each tap's
+   value is (masks: the pair's left value, its right one; outside both, +0); the 4 taps' weights. */
+typedef struct {
+    int at[2][16];
+    __m512 w[4];
+    __mmask16 tap_left[2], tap_right[2], next_left[2], next_right[2], store;
+} irgrid_pairs16;
+
+/* Blocks of 16 points whose taps are computed before any is read: the loads of one block then do not
+   wait on its own arithmetic (a 16-point block's chain from coordinates to sum is over a hundred cycles,
+   longer than the core's window). */
+#define IRGRID_PAIRS_BLOCKS 16
+
+/* The taps of points [p, p + m) (m <= 16) into q; their fallback points appended (*found). */
+IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgrid_index m, irgrid_index height,
+        irgrid_index width, int padding, int align, irgrid_pairs16* q, irgrid_index* fallback, irgrid_index* found) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512i zero = _mm512_setzero_si512(), h_last = _mm512_set1_epi32((int)height - 1);
+    float coords[3][16];
+    __m512 gk[3], bad = _mm512_setzero_ps(), gx, gy, tx, ty, wx[2], wy[2];
+    __m512i x0, y0, yr, start;
+    __mmask16 inner, at_last, before, row_ok;
+    int r;
+    irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
+    gx = irgrid_pixel_coordinate_f32x16(gk[0], width, align, 0, &bad);
+    gy = irgrid_pixel_coordinate_f32x16(gk[1], height, align, 0, &bad);
+    if (padding == IRGRID_PAD_BORDER) {
+        gx = _mm512_min_ps(_mm512_max_ps(gx, _mm512_setzero_ps()), _mm512_set1_ps((float)(width - 1)));
+        gy = _mm512_min_ps(_mm512_max_ps(gy, _mm512_setzero_ps()), _mm512_set1_ps((float)(height - 1)));
+    }
+    tx = _mm512_roundscale_ps(gx, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    ty = _mm512_roundscale_ps(gy, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    x0 = _mm512_cvttps_epi32(tx);
+    y0 = _mm512_cvttps_epi32(ty);
+    tx = _mm512_sub_ps(gx, tx);
+    ty = _mm512_sub_ps(gy, ty);
+    wx[0] = _mm512_sub_ps(one, tx);
+    wx[1] = tx;
+    wy[0] = _mm512_sub_ps(one, ty);
+    wy[1] = ty;
+    for (r = 0; r < 4; r++)
+        q->w[r] = _mm512_mul_ps(wy[r / 2], wx[r % 2]);
+    /* the pair starts at the left tap clamped to [0, W - 2]: the left tap's value is the pair's left one
+       (inner) or, at the last pixel, its right one; the right tap's is the right one (inner) or, left of
+       the plane (zeros), the left one; with border padding the right tap's is always the right one */
+    start = _mm512_min_epi32(_mm512_max_epi32(x0, zero), _mm512_set1_epi32((int)width - 2));
+    inner = _mm512_cmpeq_epi32_mask(x0, start);
+    at_last = _mm512_cmpeq_epi32_mask(x0, _mm512_set1_epi32((int)width - 1));
+    before = padding == IRGRID_PAD_BORDER ? (__mmask16)0 : _mm512_cmpeq_epi32_mask(x0, _mm512_set1_epi32(-1));
+    for (r = 0; r < 2; r++) {
+        yr = r ? _mm512_add_epi32(y0, _mm512_set1_epi32(1)) : y0;
+        row_ok = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF
+                 : _mm512_cmpge_epi32_mask(yr, zero) & _mm512_cmple_epi32_mask(yr, h_last);
+        yr = _mm512_min_epi32(_mm512_max_epi32(yr, zero), h_last);
+        _mm512_storeu_si512(q->at[r], _mm512_add_epi32(_mm512_mullo_epi32(yr, _mm512_set1_epi32((int)width)), start));
+        q->tap_left[r] = inner & row_ok;
+        q->tap_right[r] = at_last & row_ok;
+        q->next_right[r] = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF : inner & row_ok;
+        q->next_left[r] = before & row_ok;
+    }
+    q->store = m == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1);
+    irgrid_record_fallback_f32x16(bad, p, m, fallback, found);
+}
+
+/* One channel's outputs of 16 points from their prepared taps q. */
+IRGRID_AVX512_INLINE void irgrid_pairs_apply(const irgrid_pairs16* q, const float* xc, float* yc) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    __m512 v[4], acc;
+    int r;
+    for (r = 0; r < 2; r++) {
+        const __m512 lo = irgrid_pairs8(xc, q->at[r]), hi = irgrid_pairs8(xc, q->at[r] + 8);
+        const __m512 left = _mm512_permutex2var_ps(lo, even, hi), right = _mm512_permutex2var_ps(lo, odd, hi);
+        v[2 * r] = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->tap_left[r], left), q->tap_right[r], right);
+        v[2 * r + 1] = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->next_right[r], right), q->next_left[r], left);
+    }
+    acc = _mm512_mul_ps(q->w[0], v[0]);
+    acc = _mm512_fmadd_ps(q->w[1], v[1], acc);
+    acc = _mm512_fmadd_ps(q->w[2], v[2], acc);
+    acc = _mm512_fmadd_ps(q->w[3], v[3], acc);
+    _mm512_mask_storeu_ps(yc, q->store, acc);
+}
+
+/* 2-D bilinear sampling of points [0, n) in `channels` planes (zeros or border padding, rows of at least 2
+   pixels), 16 lanes at a time, reading each row's two taps as one 64-bit pair (irgrid_pairs_taps says
+   which value each tap takes). The coordinates, weights and sums are irgrid_dim_taps', irgrid_taps' and
+   irgrid_apply's, operation for operation, and a tap outside reads +0 as a masked gather does, so the
+   bits are the gather path's. Why: on Intel cores with the Gather Data Sampling mitigation a 16-lane
+   gather costs tens of cycles; here a point costs two scalar loads (benchmarks/README.md, "Few channels
+   by pairs"). Returns the points left to the scalar path (in fallback). */
+IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_wide_body(const float* x, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
+        int padding, int align, irgrid_index* fallback) {
+    irgrid_pairs16 q[IRGRID_PAIRS_BLOCKS];
+    irgrid_index p0, p, c, found = 0;
+    int i, blocks;
+    for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
+        for (i = 0, p = p0; i < IRGRID_PAIRS_BLOCKS && p < n; i++, p += 16)
+            irgrid_pairs_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], padding, align, q + i, fallback,
+                              &found);
+        blocks = i;
+        for (c = 0; c < channels; c++)
+            for (i = 0; i < blocks; i++)
+                irgrid_pairs_apply(q + i, x + c * x_cstride, y + c * y_cstride + p0 + 16 * i);
+    }
+    return found;
+}
+
+/* irgrid_pairs_wide_body per padding and alignment. */
+static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f32(const float* x, const float* g,
+        float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
+        const irgrid_index* dims, int padding, int align, irgrid_index* fallback) {
+    if (padding == IRGRID_PAD_ZEROS)
+        return align ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 1,
+                                              fallback)
+                     : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 0,
+                                              fallback);
+    return align ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 1,
+                                          fallback)
+                 : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 0,
+                                          fallback);
+}
+
 /* irgrid_gather_taps_wide_body, one copy per 2-D mode as irgrid_gather_taps (the plan takes 16 lanes in
    2-D only). */
 static IRGRID_AVX512 __attribute__((noinline)) int irgrid_gather_taps_wide_f32(const float* x, const float* g,
@@ -386,6 +529,11 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
     (void)wide;
 #if LANES == 8
+    /* (calls of less than a block, RAFT's 81-point items, keep the blocks' prefetched rows: by pairs their
+       random windows took 1.12-1.14x the time) */
+    if (wide && rank == 2 && mode == IRGRID_MODE_LINEAR && padding != IRGRID_PAD_REFLECTION
+            && channels <= IRGRID_FUSED_CHANNELS && dims[1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
+        return irgrid_pairs_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, fallback);
     if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
         if (wide)
             return irgrid_fused_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode,
