@@ -127,10 +127,11 @@ def _cases(quick: bool) -> list[dict]:
     # A batch of small volumes, as registration networks warp them (the same bytes as the single case).
     sample_cases.append(dict(name="grid_sample/3d_trilinear_batched", mode="trilinear", x=(nb3, c3, d3b, d3b, d3b),
                              grid=(nb3, d3b, d3b, d3b, 3), peers=("irgrid", "onnxruntime", "torch")))
-    # Few channels: one or two (RAFT's correlation lookups, masks, single-channel volumes), where a
-    # kernel that computes each point's taps for many channels at once has nothing to share them with.
+    # Few channels: one to three (RAFT's correlation lookups, masks, single-channel volumes, RGB images
+    # warped by a flow), where a kernel that computes each point's taps for many channels at once has
+    # nothing to share them with.
     sample_cases += [dict(name=f"grid_sample/2d_bilinear_c{c}", mode="bilinear", x=(1, c, s2, s2),
-                          grid=(1, s2, s2, 2), peers=gs2) for c in (1, 2)]
+                          grid=(1, s2, s2, 2), peers=gs2) for c in (1, 2, 3)]
     sample_cases += [dict(name=f"grid_sample/3d_trilinear_c{c}", mode="trilinear", x=(1, c, d3, s3, s3),
                           grid=(1, d3, s3, s3, 3), peers=("irgrid", "onnxruntime", "torch")) for c in (1, 2)]
     # RAFT's lookup: every pixel's 9x9 window of one correlation level, one channel each.

@@ -40,6 +40,11 @@
 #ifndef IRGRID_FUSED_CHANNELS
 #define IRGRID_FUSED_CHANNELS 2
 #endif
+/* The most channels 2-D bilinear reads by pairs (simd_gather_path.h, irgrid_pairs_wide_f32): below the
+   interleaved path's channel count (grid_sample.c). */
+#ifndef IRGRID_PAIRS_CHANNELS
+#define IRGRID_PAIRS_CHANNELS 3
+#endif
 
 /* 3-D cubic (irgrid_cubic3d_run, irgrid_unbin) streams a channel group's output past the caches from
    this many bytes on (a core's L2): an output that large has left them before anything reads it, and

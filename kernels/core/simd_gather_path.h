@@ -532,7 +532,7 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     /* (calls of less than a block, RAFT's 81-point items, keep the blocks' prefetched rows: by pairs their
        random windows took 1.12-1.14x the time) */
     if (wide && rank == 2 && mode == IRGRID_MODE_LINEAR && padding != IRGRID_PAD_REFLECTION
-            && channels <= IRGRID_FUSED_CHANNELS && dims[1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
+            && channels <= IRGRID_PAIRS_CHANNELS && dims[1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
         return irgrid_pairs_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, fallback);
     if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
         if (wide)
