@@ -112,6 +112,23 @@ void AffineGrid::compute(ov::TensorVector& outputs, const ov::TensorVector& inpu
 
 #include "convolution_plan.inc"
 
+// dst[c, r] = src[r, c] (+ bias[c]) for a (rows, cols) source, on the C core's blocked transpose.
+template <class T>
+static void transpose(const T* src, T* dst, irgrid_index rows, irgrid_index cols, irgrid_index src_stride,
+                      irgrid_index dst_stride, const T* bias, int simd, int threads, irgrid_scratch_cache& cache) {
+    irgrid_deform_transpose t{};
+    t.f64 = sizeof(T) == 8;
+    t.simd = simd;
+    t.rows = rows;
+    t.cols = cols;
+    t.src_stride = src_stride;
+    t.dst_stride = dst_stride;
+    t.src = src;
+    t.dst = dst;
+    t.bias = bias;
+    drive(t, threads, irgrid_deform_transpose_plan, irgrid_deform_transpose_run, cache);
+}
+
 template <class T>
 static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::Tensor& out,
                         irgrid_scratch_cache& cache) {
@@ -171,16 +188,7 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
     const int threads = arena_threads();
     const int simd = simd_allowed() ? IRGRID_DEFORM_SIMD_AUTO : IRGRID_DEFORM_SIMD_BASELINE;
     for (irgrid_index item = 0; item < batch; item++) {
-        irgrid_deform_transpose t{};
-        t.f64 = sizeof(T) == 8;
-        t.simd = simd;
-        t.rows = channels;
-        t.cols = plane;
-        t.src_stride = plane;
-        t.dst_stride = channels;
-        t.src = x + item * channels * plane;
-        t.dst = data;
-        drive(t, threads, irgrid_deform_transpose_plan, irgrid_deform_transpose_run, cache);
+        transpose(x + item * channels * plane, data, channels, plane, plane, channels, static_cast<const T*>(nullptr), simd, threads, cache);
         for (irgrid_index start = 0; start < points; start += tile) {
             const irgrid_index stop = std::min(start + tile, points), n = stop - start;
             irgrid_deform_im2col p{};
@@ -229,17 +237,7 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
                                     (size_t)per_group, false, threads);
                 else
                     own_gemm<T>(col, wg, block, (size_t)n, (size_t)group_rows, (size_t)per_group, threads, cache);
-                irgrid_deform_transpose back{};
-                back.f64 = sizeof(T) == 8;
-                back.simd = simd;
-                back.rows = n;
-                back.cols = per_group;
-                back.src_stride = per_group;
-                back.dst_stride = points;
-                back.src = block;
-                back.dst = yg + start;
-                back.bias = group_bias;
-                drive(back, threads, irgrid_deform_transpose_plan, irgrid_deform_transpose_run, cache);
+                transpose(block, yg + start, n, per_group, per_group, points, group_bias, simd, threads, cache);
             }
         }
     }
