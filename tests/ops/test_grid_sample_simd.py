@@ -175,8 +175,10 @@ def test_fused_and_blocks_bitwise_identical(mode, padding, dtype):
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("rank,mode", VECTOR_CASES)
 def test_wide_taps_bitwise_identical(rank, mode, padding, align):
-    """The gather path's f32 taps 16 lanes at a time (AVX-512; with one to three channels, 2-D bilinear with
-    zeros or border padding reads pairs, irgrid_pairs_wide_f32) give the bits of 8 lanes at a time (AVX2),
+    """The gather path's f32 taps 16 lanes at a time (AVX-512) give the bits of 8 lanes at a time (AVX2;
+    with one to three channels, 2-D bilinear with zeros or border padding reads pairs in either,
+    irgrid_pairs_wide_f32 and irgrid_pairs8_f32, on one thread; two threads' spans are below a block and
+    take the gather path),
     read with gathers or loads, fused or by blocks, on one to three channels, for point counts that are
     not multiples of 16 and coordinates that are not dyadic (every rounding of the pixel coordinate
     shows), exact halves (nearest's ties), tiny ones (0 < |g| < 2**-29, where f32 arithmetic would round
