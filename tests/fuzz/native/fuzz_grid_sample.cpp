@@ -137,11 +137,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     irgrid_grid_sample p{};
     p.dtype = pick_code(in, 2);
     const uint8_t rank_kind = in.ConsumeIntegral<uint8_t>();
-    p.rank = rank_kind < 200 ? 1 + rank_kind % 3 : (rank_kind < 250 ? rank_kind % 8 : pick_size(in, IRGRID_MAX_RANK + 1));
+    // 192-199: 2-D with outputs of 16-40 points a side, so that calls reach the paths that start at a
+    // block of 256 points (2-D bilinear's pair reads, the fused few-channel run)
+    const bool large = rank_kind >= 192 && rank_kind < 200;
+    p.rank = large ? 2 : rank_kind < 200 ? 1 + rank_kind % 3
+                     : (rank_kind < 250 ? rank_kind % 8 : pick_size(in, IRGRID_MAX_RANK + 1));
     const int64_t dims = p.rank < 0 ? 0 : (p.rank > IRGRID_MAX_RANK ? IRGRID_MAX_RANK : p.rank);
     for (int64_t k = 0; k < dims; k++) {
         p.dims[k] = pick_size(in, 6);
         p.out_dims[k] = pick_size(in, 6);
+        if (large && p.out_dims[k] >= 0 && p.out_dims[k] <= 6) p.out_dims[k] = 16 + 4 * p.out_dims[k];
     }
     p.batch = pick_size(in, 2);
     p.channels = pick_size(in, 20);
@@ -167,6 +172,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     p.binning = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
     p.gathers = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);
     p.threads = in.ConsumeIntegralInRange<int>(0, 8);
+    p.avx512 = in.ConsumeIntegralInRange<int>(IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS);  // 16-lane taps where the CPU has them
 
     irgrid_grid_sample planned = p;
     const int status = irgrid_grid_sample_plan(&planned);
