@@ -366,8 +366,8 @@ static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_fused_wide_f3
 /* ---- 2-D bilinear by pairs: few channels, zeros or border padding, 16 lanes ---- */
 
 /* Two pairs of adjacent floats (a[0], a[1]) and (b[0], b[1]), one 64-bit load each (through memcpy: a
-   pair need not be 8-byte aligned). */
-IRGRID_AVX512_INLINE __m128d irgrid_two_pairs(const float* a, const float* b) {
+   pair need not be 8-byte aligned); for the 16- and the 8-lane pair reads. */
+IRGRID_AVX2_INLINE __m128d irgrid_two_pairs(const float* a, const float* b) {
     double u, v;
     memcpy(&u, a, sizeof(double));
     memcpy(&v, b, sizeof(double));
@@ -506,14 +506,6 @@ static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f3
                                           fallback);
 }
 
-/* irgrid_two_pairs for the AVX2 build. */
-IRGRID_AVX2_INLINE __m128d irgrid_two_pairs_avx2(const float* a, const float* b) {
-    double u, v;
-    memcpy(&u, a, sizeof(double));
-    memcpy(&v, b, sizeof(double));
-    return _mm_set_pd(v, u);
-}
-
 /* ---- 2-D bilinear by pairs, 8 lanes (AVX2): irgrid_pairs_wide_f32's scheme where the CPU lacks AVX-512,
    the same operations lane for lane, so the same bits ---- */
 
@@ -580,9 +572,9 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_apply(const irgrid_pairs8x* q, const float
     for (r = 0; r < 2; r++) {
         const int* at = q->at[r];
         const __m256 lo = _mm256_castpd_ps(_mm256_insertf128_pd(_mm256_castpd128_pd256(
-            irgrid_two_pairs_avx2(xc + at[0], xc + at[1])), irgrid_two_pairs_avx2(xc + at[2], xc + at[3]), 1));
+            irgrid_two_pairs(xc + at[0], xc + at[1])), irgrid_two_pairs(xc + at[2], xc + at[3]), 1));
         const __m256 hi = _mm256_castpd_ps(_mm256_insertf128_pd(_mm256_castpd128_pd256(
-            irgrid_two_pairs_avx2(xc + at[4], xc + at[5])), irgrid_two_pairs_avx2(xc + at[6], xc + at[7]), 1));
+            irgrid_two_pairs(xc + at[4], xc + at[5])), irgrid_two_pairs(xc + at[6], xc + at[7]), 1));
         const __m256 left = _mm256_castpd_ps(_mm256_permute4x64_pd(
             _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
         const __m256 right = _mm256_castpd_ps(_mm256_permute4x64_pd(
