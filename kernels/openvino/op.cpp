@@ -31,6 +31,7 @@ bool IrgridOp::visit_attributes(ov::AttributeVisitor& visitor) {
     // typed adapters read leniently ("yes" as false, "1.5" as 1), where irgrid refuses such text.
     for (const auto& attr : m_description.attrs) visitor.on_attribute(attr.name, m_texts[attr.name]);
     m_attrs = located([&] { return parse_attrs(m_description, m_texts); });
+    attributes_changed();
     for (const auto& attr : m_description.attrs) m_texts[attr.name] = write_value(attr, m_attrs.at(attr.name));
     return true;
 }

@@ -28,6 +28,9 @@ public:
 
 protected:
     IrgridOp(const char* type, const char* version);
+    // Called whenever m_attrs changes (parsed, or copied into a clone), and by a derived constructor:
+    // an op keeps here what its kernel reads on every inference, so evaluate looks nothing up by name.
+    virtual void attributes_changed() {}
     // Output infos of inputs as irgrid's operator module infers them.
     virtual std::vector<Info> infer(const std::vector<Info>& inputs) const = 0;
     // The outputs' values (shapes already set).
@@ -37,6 +40,7 @@ protected:
         auto op = std::make_shared<Derived>();
         op->m_texts = m_texts;
         op->m_attrs = m_attrs;
+        static_cast<IrgridOp&>(*op).attributes_changed();
         op->set_arguments(new_args);
         op->constructor_validate_and_infer_types();
         return op;

@@ -19,10 +19,15 @@ extern "C" {
 
 namespace irgrid_ov {
 
-// IRGRID_SIMD=0 keeps the kernels' portable scalar paths, as it does in irgrid's runtime.
+// IRGRID_SIMD=0 keeps the kernels' portable scalar paths, as it does in irgrid's runtime. Read once,
+// on the first inference (the runtime reads it at import): a scan of the environment on every call
+// was a tenth of the tiny GridSample's evaluate.
 static bool simd_allowed() {
-    const char* flag = std::getenv("IRGRID_SIMD");
-    return !(flag && std::strcmp(flag, "0") == 0);
+    static const bool allowed = [] {
+        const char* flag = std::getenv("IRGRID_SIMD");
+        return !(flag && std::strcmp(flag, "0") == 0);
+    }();
+    return allowed;
 }
 
 static int code_of(const std::string& name, std::initializer_list<const char*> names) {
@@ -36,8 +41,14 @@ static int code_of(const std::string& name, std::initializer_list<const char*> n
 
 // --- GridSample: irgrid/ops/grid_sample.py's `sample` ---
 
+void GridSample::attributes_changed() {
+    m_codes.mode = code_of(m_attrs.at("mode").text, {"nearest", "linear", "cubic"});
+    m_codes.padding = code_of(m_attrs.at("padding_mode").text, {"zeros", "border", "reflection"});
+    m_codes.align_corners = m_attrs.at("align_corners").flag;
+}
+
 template <class T>
-static void grid_sample(const Attrs& attrs, const ov::Tensor& data, const ov::Tensor& grid, ov::Tensor& out,
+static void grid_sample(const GridSample::Codes& codes, const ov::Tensor& data, const ov::Tensor& grid, ov::Tensor& out,
                         irgrid_scratch_cache& cache) {
     std::vector<T> data_copy, grid_copy, out_copy;
     const auto& x_shape = data.get_shape();
@@ -52,9 +63,9 @@ static void grid_sample(const Attrs& attrs, const ov::Tensor& data, const ov::Te
         p.out_dims[k] = (irgrid_index)y_shape[k + 2];
     }
     if (out.get_size() == 0) return;
-    p.mode = code_of(attrs.at("mode").text, {"nearest", "linear", "cubic"});
-    p.padding = code_of(attrs.at("padding_mode").text, {"zeros", "border", "reflection"});
-    p.align_corners = attrs.at("align_corners").flag;
+    p.mode = codes.mode;
+    p.padding = codes.padding;
+    p.align_corners = codes.align_corners;
     p.data = values_as<T>(data, data_copy);
     p.coords = values_as<T>(grid, grid_copy);
     T* y = results_as<T>(out, out_copy);
@@ -75,9 +86,9 @@ void GridSample::compute(ov::TensorVector& outputs, const ov::TensorVector& inpu
     // with an f64 operand; everything else in f32.
     const bool wide = data_type.is_integral_number() && data_type.size() >= 4;
     if (wide || data_type == ov::element::f64 || inputs[1].get_element_type() == ov::element::f64)
-        grid_sample<double>(m_attrs, inputs[0], inputs[1], outputs[0], m_scratch);
+        grid_sample<double>(m_codes, inputs[0], inputs[1], outputs[0], m_scratch);
     else
-        grid_sample<float>(m_attrs, inputs[0], inputs[1], outputs[0], m_scratch);
+        grid_sample<float>(m_codes, inputs[0], inputs[1], outputs[0], m_scratch);
 }
 
 // --- AffineGrid: irgrid/ops/affine_grid.py's `affine_grid` ---

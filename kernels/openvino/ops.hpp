@@ -8,12 +8,21 @@ namespace irgrid_ov {
 class GridSample : public IrgridOp {
 public:
     OPENVINO_OP("GridSample", "irgrid1");
-    GridSample() : IrgridOp("GridSample", "irgrid1") {}
+    GridSample() : IrgridOp("GridSample", "irgrid1") { attributes_changed(); }
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& args) const override { return clone_as<GridSample>(args); }
 
+    // The attributes as the C core's codes (interpolation.h).
+    struct Codes {
+        int mode = 0, padding = 0, align_corners = 0;
+    };
+
 protected:
+    void attributes_changed() override;
     std::vector<Info> infer(const std::vector<Info>& inputs) const override { return infer_grid_sample(m_attrs, inputs); }
     void compute(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
+
+private:
+    Codes m_codes;
 };
 
 class AffineGrid : public IrgridOp {
