@@ -16,7 +16,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-KERNELS = ["_openmp", "affine_grid_kernel", "deform_columns", "prior_boxes", "sampling"]  # use prange, or report on OpenMP
+KERNELS = ["_openmp", "affine_grid_kernel", "deform_columns", "elementwise", "prior_boxes", "sampling"]  # use prange, or report on OpenMP
 PLAIN = ["constants"]  # no OpenMP: importing these must not load libgomp
 
 
@@ -45,6 +45,7 @@ STRICT = ["-ffp-contract=off"]
 # compiles in, and the headers each includes: a change to one rebuilds it.
 CORE_SOURCES = {"sampling": ["kernels/core/grid_sample.c", "kernels/core/scratch.c"],
                 "affine_grid_kernel": ["kernels/core/affine_grid.c"],
+                "elementwise": ["kernels/core/elementwise.c", "kernels/core/scratch.c"],
                 "deform_columns": ["kernels/core/deform_im2col.c", "kernels/core/gemm.c"], "prior_boxes": ["kernels/core/prior_grid.c"]}
 CORE_HEADERS = [str(path) for path in sorted(Path("kernels/core").glob("*.h"))]
 DEPENDS = {name: ["kernels/cython/worker_cpus.h"] for name in KERNELS if name != "_openmp"}

@@ -41,6 +41,7 @@ from ..threads import kernel_threads, validate_threads
 from .describe import describe_plan, format_plan, step_kernel
 from .execution import LAYER_FAILURES, layer_error, layer_runner, prepare_layer
 from .displacement import plan_displacement_warps
+from .elementwise_chains import plan_elementwise_chains
 from .fusion import FusionPlan, plan_fusions
 from .mask_assignment import plan_mask_assignments
 
@@ -112,6 +113,7 @@ class CompiledModel:
         if fuse:
             plan_displacement_warps(model, infos, self._constants, returned, self._fusions)
             plan_mask_assignments(model, infos, returned, self._fusions)
+            plan_elementwise_chains(model, infos, set(self._constants), returned, self._fusions)
         self._steps = self._plan(infos, returned)
         self._buffers = [b for step in self._steps for b in step.out if b is not None]
         # Outputs a prepared step returns are fresh arrays (returned values never get a reused buffer).

@@ -30,6 +30,15 @@ from ..registry import Attrs, OpSpec, RunContext, TensorInfo
 from .fusion import Fusion, FusionPlan, consumers_of, input_key
 
 
+FILL_VALUE = "fill_value"  # a stand-in's attribute: the value it fills in
+
+
+def fill_value(layer: Layer) -> np.ndarray | None:
+    """The value a boolean-mask assignment's stand-in (from plan_mask_assignments) fills in where cond
+    holds, its inputs being (data, cond): it computes Select(cond, value, data). None for other layers."""
+    return layer.attrs.get(FILL_VALUE)
+
+
 def mask_assignments(model: Model, infos: dict[Key, TensorInfo]) -> dict[str, tuple[Layer, Key, np.ndarray]]:
     """The ScatterNDUpdates that are boolean-mask assignments (module docstring), by layer id: their
     NonZero, cond's key and the fill value."""
@@ -49,7 +58,7 @@ def plan_mask_assignments(model: Model, infos: dict[Key, TensorInfo], returned: 
     for layer_id, (non_zero, cond_key, value) in mask_assignments(model, infos).items():
         scatter = model.layers[layer_id]
         op = _fill_op(value)
-        stand_in = dataclasses.replace(scatter, op=op)
+        stand_in = dataclasses.replace(scatter, op=op, attrs={**scatter.attrs, FILL_VALUE: value})
         plan.fused[scatter.id] = Fusion(non_zero, stand_in, [input_key(model, scatter, 0), cond_key])
         live = {model.producer(scatter, 0).layer, cond_key[0]}
         for dead in _dead_after(model, infos, consumers, returned, scatter, live, plan):

@@ -1,5 +1,5 @@
 # The C core's API (kernels/core/*.h) for the Cython drivers: codes and limits, the schedule, and the
-# problem structs, plans and chunk functions of GridSample and AffineGrid.
+# problem structs, plans and chunk functions of GridSample, AffineGrid and the element-wise chains.
 from libc.stddef cimport ptrdiff_t
 
 cdef extern from "guards.h":
@@ -90,4 +90,45 @@ cdef extern from "affine_grid.h":
         irgrid_schedule schedule
     int irgrid_affine_grid_plan(irgrid_affine_grid* p) noexcept nogil
     void irgrid_affine_grid_run(const irgrid_affine_grid* p, int phase, void* shared, void* worker,
+                                irgrid_index begin, irgrid_index end) noexcept nogil
+
+cdef extern from "elementwise.h":
+    enum:
+        IRGRID_EW_MAX_RANK
+        IRGRID_EW_MAX_REGISTERS
+        IRGRID_EW_MAX_STEPS
+        IRGRID_EW_ADD
+        IRGRID_EW_SUBTRACT
+        IRGRID_EW_MULTIPLY
+        IRGRID_EW_DIVIDE
+        IRGRID_EW_MINIMUM
+        IRGRID_EW_MAXIMUM
+        IRGRID_EW_LESS
+        IRGRID_EW_GREATER
+        IRGRID_EW_LESS_EQUAL
+        IRGRID_EW_GREATER_EQUAL
+        IRGRID_EW_EQUAL
+        IRGRID_EW_NOT_EQUAL
+        IRGRID_EW_SELECT
+        IRGRID_EW_AND
+        IRGRID_EW_OR
+        IRGRID_EW_XOR
+        IRGRID_EW_NOT
+    ctypedef struct irgrid_ew_step:
+        int op, out, a, b, c
+    ctypedef struct irgrid_elementwise:
+        int dtype
+        int rank
+        irgrid_index dims[IRGRID_EW_MAX_RANK]
+        int inputs, registers
+        const void* input[IRGRID_EW_MAX_REGISTERS]
+        irgrid_index strides[IRGRID_EW_MAX_REGISTERS][IRGRID_EW_MAX_RANK]
+        unsigned char boolean[IRGRID_EW_MAX_REGISTERS]
+        int steps
+        irgrid_ew_step step[IRGRID_EW_MAX_STEPS]
+        void* output
+        int threads
+        irgrid_schedule schedule
+    int irgrid_elementwise_plan(irgrid_elementwise* p) noexcept nogil
+    void irgrid_elementwise_run(const irgrid_elementwise* p, int phase, void* shared, void* worker,
                                 irgrid_index begin, irgrid_index end) noexcept nogil

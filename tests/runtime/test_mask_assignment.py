@@ -56,7 +56,7 @@ def test_mask_assignment_runs_as_a_fill(tmp_path, ov_run, dtype, count_from):
     compiled, unfused = irgrid.compile_model(path), irgrid.compile_model(path, fuse=False)
     rows = _plan_rows(compiled)
     assert rows["NonZero"]["status"] == "fused" and rows["Transpose"]["status"] == "fused"
-    assert rows["ScatterNDUpdate"]["fused"] == [rows["NonZero"]["name"]]
+    assert rows["NonZero"]["into"] == [rows["ScatterNDUpdate"]["name"]]
     assert _plan_rows(unfused)["NonZero"]["status"] == "step"
     x = _x(dtype)
     got = compiled({"x": x})["y"]
