@@ -173,3 +173,20 @@ def test_the_kernel_refuses_an_ill_formed_program(program):
              "wrong type": [(ops_["LogicalAnd"], 2, 0, 1, 0), (ops_["Add"], 0, 2, 1, 0)]}[program]
     with pytest.raises(ValueError, match="element-wise chain"):
         elementwise.Chain(np.float32, [False, False], steps, 4)
+
+
+@pytest.mark.parametrize("elements", ["large", "small"])
+def test_a_large_layer_alone_runs_on_the_kernel(tmp_path, ov_run, elements):
+    """A single Add runs as a chain of one from ALONE_ELEMENTS outputs on (where the threads pay), else as
+    numpy's call; the same bits either way."""
+    from irgrid.runtime.elementwise_chains import ALONE_ELEMENTS
+
+    shape = [1, 2, ALONE_ELEMENTS // 2 // 64 + 1, 64] if elements == "large" else [1, 2, 8, 64]
+    x, y = ops.parameter(shape, np.float32, name="x"), ops.parameter(shape[-1:], np.float32, name="y")
+    path = save_ov(ov.Model([ops.result(named(ops.add(x, y), "z"))], [x, y], "add"), tmp_path)
+    (row,) = [row for row in _rows(irgrid.compile_model(path)) if row["type"] == "Add"]
+    assert row["kernel"] == ("elementwise.Chain" if elements == "large" else "numpy")
+    inputs = [rng(5).standard_normal(shape).astype(np.float32), rng(6).standard_normal(shape[-1:]).astype(np.float32)]
+    got = irgrid.compile_model(path, threads=2)(inputs)["z"]
+    assert got.tobytes() == np.add(*inputs).tobytes()
+    assert got.tobytes() == ov_run(str(path), inputs)[0].tobytes()
