@@ -66,15 +66,15 @@ int irgrid_elementwise_plan(irgrid_elementwise* p) {
     for (d = 0; d < p->rank; d++) {
         if (p->dims[d] < 0)
             return IRGRID_E_DIMS;
-        if (p->dims[d] && total > (irgrid_index)IRGRID_INDEX_LIMIT / p->dims[d])
+        if (p->dims[d] == 0)  /* nothing to write, whatever the other dims */
+            return IRGRID_OK;
+    }
+    for (d = 0; d < p->rank; d++) {
+        if (total > (irgrid_index)IRGRID_INDEX_LIMIT / p->dims[d])
             return IRGRID_E_SIZE;
         total *= p->dims[d];
     }
     s->phases = 1;
-    if (total == 0) {  /* nothing to write */
-        s->phases = 0;
-        return IRGRID_OK;
-    }
     /* Dims of 1 dropped; a dim merged into the one before it where every input steps over it as over
        that dim's elements (the output is contiguous): PWC-Net's mask becomes one row. */
     m = 0;

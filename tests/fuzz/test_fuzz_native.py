@@ -18,7 +18,7 @@ from seed_corpus import unpack  # noqa: E402
 
 # target: inputs to run after its seeds (each target's speed differs a hundredfold: a few seconds each)
 RUNS = {"fuzz_grid_sample": 500, "fuzz_affine_grid": 4000, "fuzz_deform": 1500, "fuzz_prior_grid": 1500,
-        "fuzz_openvino_ops": 15000}
+        "fuzz_openvino_ops": 15000, "fuzz_elementwise": 1500}
 LIBFUZZER = ["-seed=1", "-timeout=60", "-rss_limit_mb=3072", "-print_final_stats=1"]
 
 

@@ -33,6 +33,7 @@ FLAGS = ["-g", "-fno-omit-frame-pointer", "-ffp-contract=off", *SANITIZE]
 TARGETS = {
     "fuzz_grid_sample": [CORE / "grid_sample.c", CORE / "affine_grid.c"],
     "fuzz_affine_grid": [CORE / "affine_grid.c"],
+    "fuzz_elementwise": [CORE / "elementwise.c"],
     "fuzz_deform": [CORE / "deform_im2col.c"],
     "fuzz_prior_grid": [CORE / "prior_grid.c"],
     "fuzz_openvino_ops": [EXTENSION / "attributes.cpp", EXTENSION / "shape_infer.cpp"],
