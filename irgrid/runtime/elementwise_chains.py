@@ -1,8 +1,8 @@
 """Chains of element-wise layers run as one pass over their output (kernels/core/elementwise.h).
 
 The glue around the grid operators is often a chain of element-wise layers over full-size tensors:
-PWC-Net's occlusion mask is Less, Select, Greater, Select and Multiply over 4x3x436x1024 values, 26 ms
-of the block's 66 on irgrid's runtime, each layer one numpy call that reads and writes a whole tensor on
+PWC-Net's occlusion mask is Less, Select, Greater, Select and Multiply over 4x3x436x1024 values, two
+fifths of the block on irgrid's runtime, each layer one numpy call that reads and writes a whole tensor on
 one thread. Run as one chain (`irgrid._kernels.elementwise.Chain`), each block of the output is computed
 through all the steps while its values are in the cache, on every thread: the inputs are read once and
 the output written once.
@@ -16,8 +16,8 @@ displacement.py). A layer joins the chain of the layer it feeds when every step 
 output, and it has the chain's output shape (inputs from outside the chain may broadcast). The layer
 whose output leaves the chain runs it; the others are listed as fused into it, as are the layers fused
 into a mask assignment that joined. A layer alone runs as a chain of one when its output has at least
-ALONE_ELEMENTS elements: then the threads pay (2 threads: 0.53x numpy's time on an Add of 3.2 M f32
-values; about even at 0.87 M), where smaller ones stay numpy calls.
+ALONE_ELEMENTS elements, where the threads pay; smaller ones stay numpy calls (benchmarks/README.md,
+"Element-wise chains").
 
 Bitwise the unfused layers: each step computes what the layer's numpy call computes, element by element
 in the same type (the kernel's header says how), at any thread count.

@@ -4,8 +4,8 @@
 
    Why: the layers around the grid operators are element-wise glue (PWC-Net's occlusion mask is Less,
    Select, Greater, Select, Multiply over 5.4 M elements). Run layer by layer, each one reads and
-   writes a full tensor, one thread at a time (numpy): 26 ms of that block's 66. As one pass over
-   blocks on every thread the inputs are read once and the output written once.
+   writes a full tensor, one thread at a time (numpy). As one pass over blocks on every thread the
+   inputs are read once and the output written once (benchmarks/README.md, "Element-wise chains").
 
    Each step computes exactly what the layer computes in numpy, element by element, in the same float
    type (IEEE add, subtract, multiply, divide and comparisons; minimum as `a < b ? a : b`, maximum as
