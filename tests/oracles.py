@@ -26,6 +26,16 @@ def save_ov(model, directory: Path, name: str = "model") -> Path:
     return path
 
 
+def compile_exported(xml, inputs, **kwargs):
+    """irgrid.compile_model of an exported block (tests/conftest.py's glue_export) at its example inputs'
+    shapes: static, the plan that runs them."""
+    import irgrid
+
+    model = irgrid.read_model(xml)
+    shapes = {p.name: tuple(t.shape) for p, t in zip(model.parameters, inputs)}
+    return irgrid.compile_model(model, shapes=shapes, **kwargs)
+
+
 def run_both(model, inputs: list[np.ndarray], tmp_path, ov_run, edit=None):
     """Save `model`, optionally edit its XML, run it in OpenVINO and irgrid; returns (ov, irgrid) lists."""
     import irgrid

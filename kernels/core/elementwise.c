@@ -123,31 +123,22 @@ int irgrid_elementwise_plan(irgrid_elementwise* p) {
     return IRGRID_OK;
 }
 
-/* n elements of `size` bytes from src, `stride` elements apart, into dst; stride 0 repeats one value. */
+/* n elements of `size` bytes from src, `stride` elements apart, into dst; stride 0 repeats one value
+   (copied once, then the filled part doubled). */
 static void gather(const char* src, irgrid_index stride, irgrid_index n, size_t size, char* dst) {
+    const size_t bytes = (size_t)n * size;
+    size_t filled;
     irgrid_index j;
-    if (size == 1 && stride == 0) {
-        memset(dst, src[0], (size_t)n);
-    } else if (size == 1) {
+    if (n <= 0)
+        return;
+    if (stride != 0) {
         for (j = 0; j < n; j++)
-            dst[j] = src[j * stride];
-    } else if (size == 4) {
-        uint32_t v, *d = (uint32_t*)dst;
-        memcpy(&v, src, 4);
-        if (stride == 0)
-            for (j = 0; j < n; j++)
-                d[j] = v;
-        for (j = 0; stride && j < n; j++)
-            memcpy(d + j, src + j * stride * 4, 4);
-    } else {
-        uint64_t v, *d = (uint64_t*)dst;
-        memcpy(&v, src, 8);
-        if (stride == 0)
-            for (j = 0; j < n; j++)
-                d[j] = v;
-        for (j = 0; stride && j < n; j++)
-            memcpy(d + j, src + j * stride * 8, 8);
+            memcpy(dst + (size_t)j * size, src + j * stride * (irgrid_index)size, size);
+        return;
     }
+    memcpy(dst, src, size);
+    for (filled = size; filled < bytes; filled *= 2)
+        memcpy(dst + filled, dst, filled < bytes - filled ? filled : bytes - filled);
 }
 
 typedef unsigned char boolean_t;

@@ -24,7 +24,7 @@ import pytest
 
 import irgrid
 from irgrid.ops import grid_sample
-from oracles import keyed_rng, run_onnx_reference, run_oracle, save_ov
+from oracles import compile_exported, keyed_rng, run_onnx_reference, run_oracle, save_ov
 
 
 def _sample_displaced(x, field, displacement, mode, padding, align, threads):
@@ -91,10 +91,7 @@ def test_exported_warps_run_fused(case, glue_export):
     if route == "dyn":
         pytest.importorskip("onnxscript")
     module, inputs, xml = glue_export(name, route)
-    model = irgrid.read_model(xml)
-    shapes = {p.name: tuple(t.shape) for p, t in zip(model.parameters, inputs)}
-    fused = irgrid.compile_model(model, shapes=shapes)
-    unfused = irgrid.compile_model(model, shapes=shapes, fuse=False)
+    fused, unfused = compile_exported(xml, inputs), compile_exported(xml, inputs, fuse=False)
     samples, absorbed = _warp_rows(fused)
     assert samples and all(row.get("fused_type") for row in samples)  # every GridSample reads the field
     assert {"Add", "Gather"} <= {row["type"] for row in absorbed}  # base + flow, the channel flip
@@ -152,14 +149,12 @@ def test_raft_lookup_runs_as_a_translated_lattice(route, glue_export):
     if route == "dyn":
         pytest.importorskip("onnxscript")
     module, inputs, xml = glue_export("raft", route)
-    model = irgrid.read_model(xml)
-    shapes = {p.name: tuple(t.shape) for p, t in zip(model.parameters, inputs)}
-    fused = irgrid.compile_model(model, shapes=shapes)
+    fused = compile_exported(xml, inputs)
     (sample,), absorbed = _warp_rows(fused)
     assert sample.get("fused_type") and {"Add", "Concat"} <= {row["type"] for row in absorbed}
     feeds = [t.numpy() for t in inputs]
     (got,) = fused(feeds).values()
-    (plain,) = irgrid.compile_model(model, shapes=shapes, fuse=False)(feeds).values()
+    (plain,) = compile_exported(xml, inputs, fuse=False)(feeds).values()
     np.testing.assert_allclose(got, plain, rtol=0, atol=2e-5)
     with torch.no_grad():
         np.testing.assert_allclose(got, module(*inputs).numpy(), rtol=0, atol=2e-5)

@@ -14,7 +14,7 @@ import pytest
 
 import irgrid
 from irgrid._kernels import elementwise
-from oracles import named, rng, save_ov
+from oracles import compile_exported, named, rng, save_ov
 
 
 def _const(value, dtype):
@@ -133,9 +133,7 @@ def test_pwc_nets_mask_is_one_chain_on_every_export_route(route, glue_export):
     if route == "dyn":
         pytest.importorskip("onnxscript")
     module, inputs, xml = glue_export("pwc", route)
-    model = irgrid.read_model(xml)
-    shapes = {p.name: tuple(t.shape) for p, t in zip(model.parameters, inputs)}
-    compiled = irgrid.compile_model(model, shapes=shapes)
+    compiled = compile_exported(xml, inputs)
     rows = _rows(compiled)
     chain = [row for row in rows if row.get("kernel") == "elementwise.Chain"]
     assert [row["status"] for row in chain].count("step") == 1
