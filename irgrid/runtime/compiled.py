@@ -40,6 +40,7 @@ from ..shapes import ShapeArg, resolve_shapes
 from ..threads import kernel_threads, validate_threads
 from .describe import describe_plan, format_plan, step_kernel
 from .execution import LAYER_FAILURES, layer_error, layer_runner, prepare_layer
+from .constant_channels import plan_constant_channels
 from .displacement import plan_displacement_warps
 from .elementwise_chains import plan_elementwise_chains
 from .fusion import FusionPlan, plan_fusions
@@ -113,6 +114,7 @@ class CompiledModel:
         if fuse:
             plan_displacement_warps(model, infos, self._constants, returned, self._fusions)
             plan_mask_assignments(model, infos, returned, self._fusions)
+            plan_constant_channels(model, infos, self._constants, returned, self._fusions)
             plan_elementwise_chains(model, infos, set(self._constants), returned, self._fusions)
         self._steps = self._plan(infos, returned)
         self._buffers = [b for step in self._steps for b in step.out if b is not None]

@@ -230,6 +230,16 @@ def saved_seeds(folder: Path) -> None:
     save(ov.Model([ops.result(ops.reduce_sum(sel, ops.constant(np.array([0], np.int64)), True))], [s], "sel"),
          "split_select_reduce")
 
+    # a chain of element-wise layers (irgrid/runtime/elementwise_chains.py): PWC-Net's mask, an input
+    # broadcast along two dims, booleans combined
+    v = ops.parameter([2, 3, 4, 5], np.float32, name="v")
+    k = ops.parameter([1, 3, 1, 5], np.float32, name="k")
+    low = ops.less(k, ops.constant(np.float32(0.9999)))
+    zeroed = ops.select(low, ops.constant(np.float32(0)), k)
+    both = ops.logical_and(ops.greater(zeroed, ops.constant(np.float32(0))), ops.less_equal(v, zeroed))
+    chained = ops.multiply(v, ops.select(both, ops.constant(np.float32(1)), ops.divide(zeroed, v)))
+    save(ov.Model([ops.result(chained)], [v, k], "chain"), "elementwise_chain")
+
 
 def onnx_seeds(folder: Path, scratch: Path) -> None:
     """IRs converted from ONNX by `irgrid convert` (OpenVINO's frontend with irgrid's rules): a 2-D
