@@ -87,3 +87,26 @@ def test_matmul_shape_errors_name_the_input(a, b, attrs, index, message):
     with pytest.raises(ShapeError, match=message) as info:
         spec.infer(spec.parse_attrs(attrs), [TensorInfo(a, "f32"), TensorInfo(b, "f32")])
     assert info.value.input == index
+
+
+@pytest.mark.parametrize("shapes", [((256, 2304), (1, 2304, 3400), False), ((1, 3400, 2304), (256, 2304), True)],
+                         ids=["dcnv2", "transposed_b"])
+def test_a_large_product_runs_on_openvino_with_the_same_bits_at_any_thread_count(shapes, tmp_path, ov_run):
+    """A product of at least LARGE_PRODUCT multiply-adds runs on OpenVINO's MatMul (irgrid/ops/glue/matmul.py):
+    the same bits at 1 and 2 threads, OpenVINO's own MatMul's within 1e-5 (a sum order may differ per
+    compiled model), numpy's within 1e-3 absolute (sums of 2304 products of N(0, 1) values, of magnitude up
+to about 200: two summation orders differ by up to 2e-4 there)."""
+    from irgrid.ops.glue.matmul import LARGE_PRODUCT
+
+    a_shape, b_shape, transpose_b = shapes
+    assert 256 * 3400 * 2304 >= LARGE_PRODUCT
+    a = rng(3).normal(size=a_shape).astype(np.float32)
+    b = rng(4).normal(size=b_shape).astype(np.float32)
+    pa, pb = (ops.parameter(list(v.shape), np.float32, name=n) for n, v in (("a", a), ("b", b)))
+    path = save_ov(ov.Model([ops.result(named(o1.matmul(pa, pb, False, transpose_b), "y"))], [pa, pb], "mm"),
+                   tmp_path)
+    one, two = (irgrid.compile_model(path, threads=t)([a, b])["y"] for t in (1, 2))
+    assert one.tobytes() == two.tobytes()
+    np.testing.assert_allclose(one, ov_run(str(path), [a, b])[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(one, np.matmul(a, np.swapaxes(b, -1, -2) if transpose_b else b), rtol=0,
+                               atol=1e-3)
