@@ -9,7 +9,7 @@ OpenVINO's MatMul (irgrid.dense.matmul) rather than numpy's: OpenBLAS keeps its 
 while after each product, and on a machine with few cores they took the next inference's OpenMP kernels'
 CPUs. DCNv2's product (256 x 2304 by 2304 x 3400) is followed by nine GridSamples in the next call, which
 took 3.5-8.7 ms each back to back against 1.3-1.6 ms when something else ran between the calls
-(benchmarks/README.md, "Dense layers on OpenVINO"). OpenVINO's MatMul gives the same bits at any thread
+(benchmarks/README.md, "The glue MatMul, back to back"). OpenVINO's MatMul gives the same bits at any thread
 count on these shapes (tests/glue/test_glue_matmul.py); numpy's and OpenVINO's products differ in the
 last bits (their summation orders).
 """
