@@ -2,10 +2,11 @@
 (opset15: or reduced with them). OpenVINO's PyTorch and ONNX frontends emit it for an in-place tensor
 assignment, such as VoxelMorph's grid normalisation `new_locs[:, i, ...] = ...`.
 
-As OpenVINO's CPU plugin and reference implementation do: negative indices count from the end; updates
-to one position apply in index order (with `none` the last one stays); an index outside [-size, size)
-is an InputError (OpenVINO raises); indices without elements, also of shape (n, 0), change nothing; f16
-reduces in f32, rounded once at the end, as OpenVINO (plugin and constant folding) computes it. Boolean
+As OpenVINO's reference implementation does: negative indices count from the end; updates to one
+position apply in index order (with `none` the last one stays; the CPU plugin assigns from several
+threads and keeps any, docs/semantics.md); an index outside [-size, size) is an InputError (OpenVINO
+raises); indices without elements, also of shape (n, 0), change nothing; f16 reduces in f32, rounded
+once at the end, as OpenVINO (plugin and constant folding) computes it. Boolean
 data reduces `sum`, `sub` and `prod` as OR, XOR and AND, as OpenVINO's specification and reference
 implementation say (docs/semantics.md: its CPU plugin's `sub` differs).
 """
