@@ -165,16 +165,21 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
         w[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo[j])), _mm256_cvtpd_ps(hi[j]), 1);
 }
 
-/* The same two in f32, for the `native` taps of irgrid_dim_taps (the cubic runs, irgrid_cubic2d_run and
-   irgrid_cubic3d_run): the double versions above were about half of their taps' work, and the taps a
-   third or more of 3-D cubic's time. The pixel coordinate is one FMA, g * (L / 2) + (L - 1) / 2 (with
-   align_corners g * (L - 1) / 2 + (L - 1) / 2), whose constants are exact in f32 (L < 2**24; the runs'
-   scratches hold at most 2**18 pixels): the exact coordinate rounded once, which is what the double
-   version gives (its double arithmetic is exact for |g| >= 2**-29), so both paths sample at the same
-   coordinates. Computed as the formula reads, in f32, it was off by up to 3 of its ulps, 2.4e-4
-   pixels at 1500 pixels, enough to move a cubic output by 1e-4 between the paths (that is, with the
-   channel count). Keys' weights from t = x - floor(x) in [0, 1) differ from the double ones in their
-   last bits only. */
+/* The same two in f32: the pixel coordinate for every f32 vector path (simd_taps.h's
+   irgrid_pixel_coordinate), the weights for the `native` taps of irgrid_dim_taps (the cubic runs,
+   irgrid_cubic2d_run and irgrid_cubic3d_run). The double versions above were about half of the cubic
+   runs' taps' work (the taps a third or more of 3-D cubic's time) and a quarter of a one-channel
+   bilinear call. The pixel coordinate is one FMA, g * (L / 2) + (L - 1) / 2 (with align_corners
+   g * (L - 1) / 2 + (L - 1) / 2), whose constants are exact in f32 (L <= 2**22, the vector paths'
+   bound): the exact coordinate rounded once. The double version gives the same f32 for every f32 g
+   and L > 1 (4e8 random pairs, |g| from 2**-44 to 1.5 and L up to 2**22, checked 2026-11-29); with L = 1
+   it differs only where |g| < 2**-29 (the double g + 1 rounds: 0 in place of g / 2) or g < -1 with
+   align_corners (-0 for +0), coordinates that sample the dim's one pixel with the same weights either
+   way, so the outputs keep their bits. Computed as the formula reads, in f32, it was off by up to 3 of
+   its ulps, 2.4e-4 pixels at 1500 pixels, enough to move a cubic output by 1e-4 between the paths.
+   Keys' weights from t = x - floor(x) in [0, 1) differ from the double ones in their last bits only,
+   so the gather path's cubic keeps the double ones (and, for its weights' sake, the double
+   coordinate). */
 IRGRID_AVX2_INLINE __m256 irgrid_denormalize_native_ps(__m256 g, double length, int align) {
     const __m256 offset = _mm256_set1_ps((float)((length - 1) / 2));
     return _mm256_fmadd_ps(g, align ? offset : _mm256_set1_ps((float)(length / 2)), offset);
@@ -200,6 +205,11 @@ IRGRID_AVX512_INLINE __m512d irgrid_denormalize_pd8(__m512d g, double length, in
     if (align)
         return _mm512_mul_pd(_mm512_mul_pd(_mm512_add_pd(g, one), half), _mm512_set1_pd(length - 1));
     return _mm512_mul_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_add_pd(g, one), _mm512_set1_pd(length)), one), half);
+}
+
+IRGRID_AVX512_INLINE __m512 irgrid_denormalize_native_ps16(__m512 g, double length, int align) {
+    const __m512 offset = _mm512_set1_ps((float)((length - 1) / 2));
+    return _mm512_fmadd_ps(g, align ? offset : _mm512_set1_ps((float)(length / 2)), offset);
 }
 
 IRGRID_AVX512_INLINE __m512 irgrid_denormalize_ps16(__m512 g, double length, int align) {
@@ -249,8 +259,8 @@ IRGRID_AVX512_INLINE void irgrid_cubic_ps16(__m512 t, __m512* w) {
 #define IMUL _mm512_mullo_epi32
 #define DENORMALIZE irgrid_denormalize_ps16
 #define CUBIC irgrid_cubic_ps16
-#define NATIVE_DENORMALIZE irgrid_denormalize_ps16  /* (no native taps at 16 lanes: never called) */
-#define NATIVE_CUBIC irgrid_cubic_ps16
+#define NATIVE_DENORMALIZE irgrid_denormalize_native_ps16
+#define NATIVE_CUBIC irgrid_cubic_ps16  /* (no native cubic taps at 16 lanes: never called) */
 #include "simd_taps.h"
 #include "simd_undef.h"
 #undef IRGRID_AVX2_INLINE

@@ -407,8 +407,8 @@ IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgr
     __mmask16 inner, at_last, before, row_ok;
     int r;
     irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
-    gx = irgrid_pixel_coordinate_f32x16(gk[0], width, align, 0, &bad);
-    gy = irgrid_pixel_coordinate_f32x16(gk[1], height, align, 0, &bad);
+    gx = irgrid_pixel_coordinate_f32x16(gk[0], width, align, 1, &bad);
+    gy = irgrid_pixel_coordinate_f32x16(gk[1], height, align, 1, &bad);
     if (padding == IRGRID_PAD_BORDER) {
         gx = _mm512_min_ps(_mm512_max_ps(gx, _mm512_setzero_ps()), _mm512_set1_ps((float)(width - 1)));
         gy = _mm512_min_ps(_mm512_max_ps(gy, _mm512_setzero_ps()), _mm512_set1_ps((float)(height - 1)));
@@ -525,8 +525,8 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgri
     __m256i x0, y0, yr, start, inner, at_last, before, row_ok;
     int r, k;
     irgrid_lane_coords_f32(g, p, m, 2, gk, coords);
-    gx = irgrid_pixel_coordinate_f32(gk[0], width, align, 0, &bad);
-    gy = irgrid_pixel_coordinate_f32(gk[1], height, align, 0, &bad);
+    gx = irgrid_pixel_coordinate_f32(gk[0], width, align, 1, &bad);
+    gy = irgrid_pixel_coordinate_f32(gk[1], height, align, 1, &bad);
     if (padding == IRGRID_PAD_BORDER) {
         gx = _mm256_min_ps(_mm256_max_ps(gx, _mm256_setzero_ps()), _mm256_set1_ps((float)(width - 1)));
         gy = _mm256_min_ps(_mm256_max_ps(gy, _mm256_setzero_ps()), _mm256_set1_ps((float)(height - 1)));

@@ -52,8 +52,9 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_reflect)(VF x, FT length, int align, VF* bad) {
 
 /* The lanes' pixel coordinates of normalised coordinates g along a dim of `length`; lanes outside
    the vector path's range (NaN, |g| >= 1e30, |x| > 2**22) are added to *bad and come back as 0, so
-   that nothing floors or converts what the vector path does not own. In double as the scalar path
-   computes them, so that both give the same bits, or with `native` in FT (f32: NATIVE_DENORMALIZE). */
+   that nothing floors or converts what the vector path does not own. With `native` one FMA in FT
+   (NATIVE_DENORMALIZE; the scalar path's double arithmetic gives the same f32 but where simd.h says),
+   else in double as the scalar path computes them. */
 IRGRID_AVX2_INLINE VF SFX(irgrid_pixel_coordinate)(VF g, irgrid_index length, int align, int native, VF* bad) {
     const VF one = SET1(1), sign = SET1((FT)-0.0), all = CMP(one, one, _CMP_EQ_OQ);
     VF x, lane_ok = CMP(ANDNOT(sign, g), SET1((FT)1e30), _CMP_LT_OQ);  /* false for NaN and at infinity */
@@ -66,13 +67,14 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_pixel_coordinate)(VF g, irgrid_index length, in
 
 /* The taps of one spatial dim (interpolation.h's irgrid_scalar_dim_taps) for the lanes' normalised coordinates
    g into d; lanes outside the vector path's range are added to *bad (their taps are garbage).
-   Cubic weights in double as the scalar path computes them, or with `native` in FT (NATIVE_CUBIC),
-   as the pixel coordinates. */
+   Cubic weights and their pixel coordinates in double as the scalar path computes them, or with
+   `native` in FT (NATIVE_CUBIC); nearest and linear always take the FMA coordinate (simd.h: a quarter
+   of a one-channel call in double). */
 IRGRID_AVX2_INLINE void SFX(irgrid_dim_taps)(VF g, irgrid_index length, irgrid_index stride, int mode, int padding,
                                              int align, int native, SFX(irgrid_dim)* d, VF* bad) {
     const VF one = SET1(1);
     const FT len = (FT)length;
-    VF x = SFX(irgrid_pixel_coordinate)(g, length, align, native, bad), base, t, idx, ok_tail;
+    VF x = SFX(irgrid_pixel_coordinate)(g, length, align, native || mode != 2, bad), base, t, idx, ok_tail;
     int j, n = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     if (mode == 0) {
         base = RINT(x);

@@ -217,6 +217,32 @@ def test_wide_taps_bitwise_identical(rank, mode, padding, align):
                                        np.where(ordinary[:, None], expected, 0), **TOLERANCES[np.float32])
 
 
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("rank,mode", [c for c in VECTOR_CASES if c[1] != "cubic"])
+def test_one_pixel_dims_sample_alike_near_their_centre(rank, mode, padding, align, simd):
+    """Along a dim of one pixel the exact pixel coordinate is g / 2 (align_corners: 0): for |g| < 2**-26
+    every path's weights round to 1 and 0, so the output is the one at g = 0, bit for bit. The f32 vector
+    paths compute the coordinate as one FMA (g / 2 exactly) where the scalar path's double arithmetic
+    gives 0 for |g| < 2**-53 and a rounded g / 2 below 2**-29, and -0 for g < -1 with align_corners:
+    these coordinates must not move an output (kernels/core/simd.h)."""
+    rng = keyed_rng("one-pixel", rank, mode, padding, align)
+    dims = (1, 7) if rank == 2 else (4, 1, 1)
+    x = rng.uniform(-1, 1, (2, 3, *dims)).astype(np.float32)
+    grid = rng.uniform(-1.2, 1.2, (2, 9, 11, rank) if rank == 2 else (2, 3, 5, 7, rank)).astype(np.float32)
+    one_pixel = [k for k in range(rank) if dims[rank - 1 - k] == 1]  # grid order: innermost dim first
+    centred = grid.copy()
+    centred[..., one_pixel] = 0
+    moved = grid.copy()
+    near = rng.choice([-1.0, 1.0], moved[..., one_pixel].shape) * 2.0 ** rng.uniform(-80, -26, moved[..., one_pixel].shape)
+    moved[..., one_pixel] = near.astype(np.float32)
+    expected = sample(x, centred, mode, padding, align, threads=2)
+    assert sample(x, moved, mode, padding, align, threads=2).tobytes() == expected.tobytes()
+    if align:  # every coordinate is the pixel's centre
+        moved[..., one_pixel] = rng.uniform(-1.5, 1.5, moved[..., one_pixel].shape).astype(np.float32)
+        assert sample(x, moved, mode, padding, align, threads=2).tobytes() == expected.tobytes()
+
+
 def test_gathers_pay_is_measured_once():
     assert sampling.gathers_pay() in (True, False)
     assert sampling.gathers_pay() == sampling.gathers_pay()
