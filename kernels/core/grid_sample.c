@@ -118,6 +118,16 @@ static irgrid_index interleave_lanes(const irgrid_grid_sample* p, irgrid_index i
     return PIXEL_BYTES / itemsize;
 }
 
+/* Whether a batch of small one-channel items runs as one run of points (IRGRID_GS_ITEMS): 2-D bilinear
+   f32 that the pair reads cover (zeros or border padding, rows of 2 pixels or more), items below the
+   gather path's block (IRGRID_SIMD_GROUPS groups: from there one item is a run of its own), a lane's
+   pair start within int32 (a plane per item boundary among 16 lanes). */
+static int items_run(const irgrid_grid_sample* p) {
+    return p->dtype == IRGRID_F32 && p->rank == 2 && p->channels == 1 && p->batch > 1 && !p->affine
+           && !p->displaced && p->mode == IRGRID_MODE_LINEAR && p->padding != IRGRID_PAD_REFLECTION
+           && p->dims[1] >= 2 && p->points < IRGRID_SIMD_GROUPS * 8 && p->plane <= INT_MAX / 17;
+}
+
 static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
 static irgrid_index min_index(irgrid_index a, irgrid_index b) { return a < b ? a : b; }
 
@@ -315,6 +325,15 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
         if (p->lanes)
             return plan_interleave(p, itemsize);
     }
+    if (simd && irgrid_simd_fits(rank, p->mode, plane) && items_run(p)) {
+        p->path = IRGRID_GS_ITEMS;
+        p->wide = irgrid_wide_available() && p->avx512 != IRGRID_POLICY_NEVER;
+        p->span = SIMD_BLOCK;
+        p->spans = ceil_div(p->batch * points, SIMD_BLOCK);
+        s->units[0] = p->spans;
+        s->workers = workers_for(p->threads, s->units[0]);
+        return IRGRID_OK;
+    }
     if (simd && irgrid_simd_fits(rank, p->mode, plane)) {
         p->path = IRGRID_GS_GATHER;
         p->loads = plane >= 2  /* (scalar loads read x[0] and x[1] for masked-off lanes) */
@@ -348,9 +367,41 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     return IRGRID_OK;
 }
 
+/* IRGRID_GS_ITEMS' units [begin, end): SIMD_BLOCK points of the batch's run each; the points the pair
+   reads leave, through the scalar path in their own item. */
+static void run_items(const irgrid_grid_sample* p, irgrid_index begin, irgrid_index end) {
+    const float* x = (const float*)p->data;
+    const float* g = (const float*)p->coords;
+    float* y = (float*)p->output;
+    const irgrid_index total = p->batch * p->points;
+    irgrid_index fallback[SIMD_BLOCK], tap_off[SIMD_MAX_TAPS];
+    float tap_w[SIMD_MAX_TAPS];
+    irgrid_index u, q0, q, n, j, n_fallback, count;
+    irgrid_items items;
+    for (u = begin; u < end; u++) {
+        q0 = u * SIMD_BLOCK;
+        n = min_index(SIMD_BLOCK, total - q0);
+        items.per_item = p->points;
+        items.plane = p->plane;
+        items.item = q0 / p->points;
+        items.rem = q0 % p->points;
+        n_fallback = irgrid_pairs_items_f32(x, g + 2 * q0, y + q0, n, p->dims, p->padding, p->align_corners, p->wide,
+                                            &items, fallback);
+        for (j = 0; j < n_fallback; j++) {
+            q = q0 + fallback[j];
+            count = point_taps_f32(g + 2 * q, 2, p->dims, p->strides, p->mode, p->padding, p->align_corners, tap_off,
+                                   tap_w);
+            apply_taps_f32(x, y, 1, p->plane, p->points, p->max_taps, q / p->points, q % p->points, 1, tap_off, tap_w,
+                           &count);
+        }
+    }
+}
+
 void irgrid_grid_sample_run(const irgrid_grid_sample* p, int phase, void* shared, void* worker, irgrid_index begin,
                             irgrid_index end) {
-    if (p->dtype == IRGRID_F32)
+    if (p->path == IRGRID_GS_ITEMS)
+        run_items(p, begin, end);
+    else if (p->dtype == IRGRID_F32)
         run_f32(p, phase, shared, worker, begin, end, p->starts32, p->steps32);
     else
         run_f64(p, phase, shared, worker, begin, end, p->starts64, p->steps64);

@@ -34,8 +34,8 @@
 
 /* The gather path samples up to this many channels of a 2-D f32 call of at least a block of points group
    by group, right after each group's taps (irgrid_fused), rather than a block of groups channel by
-   channel: the taps stay in registers. Not in 3-D, nor for small calls (RAFT's lookups, 81 points
-   an item), whose reads miss the caches and gain from the block's prefetched rows
+   channel: the taps stay in registers. Not in 3-D, nor for small calls (one item of RAFT's lookups, 81
+   points), whose reads miss the caches and gain from the block's prefetched rows
    (benchmarks/README.md, "On an Intel Xeon host"). */
 #ifndef IRGRID_FUSED_CHANNELS
 #define IRGRID_FUSED_CHANNELS 2
@@ -74,6 +74,24 @@
                 MASKSTORE((y) + c * (y_cstride) + (p), store_mask, (acc)[c]);                          \
         }                                                                                              \
     } while (0)
+
+/* Consecutive batch items of one channel sampled as one run of points (2-D bilinear by pairs,
+   irgrid_pairs_items_f32): point q of the run is point q % per_item of item q / per_item, whose plane
+   lies `plane` floats after the previous item's. `item` and `rem`: the item of the next block's first
+   point and its index there. Why: RAFT's lookups are 2852 items of 81 points; one item at a time, each
+   paid the call's setup and a partial block (benchmarks/README.md, "Few channels by pairs"). */
+typedef struct {
+    irgrid_index per_item, plane, item, rem;
+} irgrid_items;
+
+/* Moves the next block's first point `lanes` points on. */
+static inline void irgrid_items_advance(irgrid_items* items, irgrid_index lanes) {
+    items->rem += lanes;
+    while (items->rem >= items->per_item) {
+        items->rem -= items->per_item;
+        items->item++;
+    }
+}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define IRGRID_SIMD_X86 1
@@ -353,7 +371,20 @@ IRGRID_AVX512_INLINE void irgrid_cubic_ps16(__m512 t, __m512* w) {
 #define ISHL5(v) _mm_slli_epi32(v, 5)
 #include "simd_body.h"
 
+/* 2-D bilinear (zeros or border padding, rows of 2 pixels or more) of points [0, n) of a run of one-channel
+   items into y[0, n), by pairs, 16 lanes at a time where `wide`: the bits irgrid_simd_sample_f32 gives
+   each item alone. x: item 0's plane; items: the item of point 0 and its index there (advanced past
+   the run). Returns the fallback points as irgrid_simd_sample does (their indices in the run). */
+static inline irgrid_index irgrid_pairs_items_f32(const float* x, const float* g, float* y, irgrid_index n,
+        const irgrid_index* dims, int padding, int align, int wide, irgrid_items* items, irgrid_index* fallback) {
+    return wide ? irgrid_pairs_wide_f32(x, g, y, n, 1, 0, 0, dims, padding, align, items, fallback)
+                : irgrid_pairs8_f32(x, g, y, n, 1, 0, 0, dims, padding, align, items, fallback);
+}
+
 #else  /* no x86 SIMD: never called (irgrid_simd_available() is 0) */
+static inline irgrid_index irgrid_pairs_items_f32(const float* x, const float* g, float* y, irgrid_index n,
+        const irgrid_index* dims, int padding, int align, int wide, irgrid_items* items, irgrid_index* fallback)
+        { return -1; }
 static irgrid_index irgrid_simd_sample_f32(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
         const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,

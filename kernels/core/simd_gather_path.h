@@ -383,12 +383,14 @@ IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
     return _mm512_castpd_ps(_mm512_insertf64x2(v, d, 3));
 }
 
-/* What the pair reads of 16 points need: per row of taps the pairs' start indices, and where each tap's
-   value is (masks: the pair's left value, its right one; outside both, +0); the 4 taps' weights. */
+/* What the pair reads of 16 points need: per row of taps the pairs' start indices from `base` (0 but
+   for merged items), and where each tap's value is (masks: the pair's left value, its right one;
+   outside both, +0); the 4 taps' weights. */
 typedef struct {
     int at[2][16];
     __m512 w[4];
     __mmask16 tap_left[2], tap_right[2], next_left[2], next_right[2], store;
+    irgrid_index base;
 } irgrid_pairs16;
 
 /* Blocks of 16 points whose taps are computed before any is read: the loads of one block then do not
@@ -396,16 +398,32 @@ typedef struct {
    longer than the core's window). */
 #define IRGRID_PAIRS_BLOCKS 16
 
-/* The taps of points [p, p + m) (m <= 16) into q; their fallback points appended (*found). */
+/* The taps of points [p, p + m) (m <= 16) into q; their fallback points appended (*found). With
+   `items`, the points run across items (irgrid_items): q->base is the block's first item's plane, and
+   each lane's pair starts past one more plane per item boundary before it (lanes from m on: none, so
+   that they read within the last item). */
 IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgrid_index m, irgrid_index height,
-        irgrid_index width, int padding, int align, irgrid_pairs16* q, irgrid_index* fallback, irgrid_index* found) {
+        irgrid_index width, int padding, int align, irgrid_items* items, irgrid_pairs16* q, irgrid_index* fallback,
+        irgrid_index* found) {
     const __m512 one = _mm512_set1_ps(1.0f);
     const __m512i zero = _mm512_setzero_si512(), h_last = _mm512_set1_epi32((int)height - 1);
     float coords[3][16];
     __m512 gk[3], bad = _mm512_setzero_ps(), gx, gy, tx, ty, wx[2], wy[2];
-    __m512i x0, y0, yr, start;
+    __m512i x0, y0, yr, start, shift = zero;
     __mmask16 inner, at_last, before, row_ok;
     int r;
+    q->store = m == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1);
+    q->base = 0;
+    if (items != NULL) {
+        const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        const __m512i plane = _mm512_set1_epi32((int)items->plane);
+        irgrid_index bound;
+        q->base = items->item * items->plane;
+        for (bound = items->per_item - items->rem; bound < m; bound += items->per_item)
+            shift = _mm512_mask_add_epi32(shift, q->store & _mm512_cmpge_epi32_mask(lanes, _mm512_set1_epi32((int)bound)),
+                                          shift, plane);
+        irgrid_items_advance(items, 16);
+    }
     irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
     gx = irgrid_pixel_coordinate_f32x16(gk[0], width, align, 1, &bad);
     gy = irgrid_pixel_coordinate_f32x16(gk[1], height, align, 1, &bad);
@@ -437,13 +455,13 @@ IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgr
         row_ok = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF
                  : _mm512_cmpge_epi32_mask(yr, zero) & _mm512_cmple_epi32_mask(yr, h_last);
         yr = _mm512_min_epi32(_mm512_max_epi32(yr, zero), h_last);
-        _mm512_storeu_si512(q->at[r], _mm512_add_epi32(_mm512_mullo_epi32(yr, _mm512_set1_epi32((int)width)), start));
+        _mm512_storeu_si512(q->at[r], _mm512_add_epi32(_mm512_add_epi32(
+            _mm512_mullo_epi32(yr, _mm512_set1_epi32((int)width)), start), shift));
         q->tap_left[r] = inner & row_ok;
         q->tap_right[r] = at_last & row_ok;
         q->next_right[r] = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF : inner & row_ok;
         q->next_left[r] = before & row_ok;
     }
-    q->store = m == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1);
     irgrid_record_fallback_f32x16(bad, p, m, fallback, found);
 }
 
@@ -475,18 +493,18 @@ IRGRID_AVX512_INLINE void irgrid_pairs_apply(const irgrid_pairs16* q, const floa
    by pairs"). Returns the points left to the scalar path (in fallback). */
 IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_wide_body(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
-        int padding, int align, irgrid_index* fallback) {
+        int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     irgrid_pairs16 q[IRGRID_PAIRS_BLOCKS];
     irgrid_index p0, p, c, found = 0;
     int i, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
         for (i = 0, p = p0; i < IRGRID_PAIRS_BLOCKS && p < n; i++, p += 16)
-            irgrid_pairs_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], padding, align, q + i, fallback,
+            irgrid_pairs_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], padding, align, items, q + i, fallback,
                               &found);
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++)
-                irgrid_pairs_apply(q + i, x + c * x_cstride, y + c * y_cstride + p0 + 16 * i);
+                irgrid_pairs_apply(q + i, x + c * x_cstride + q[i].base, y + c * y_cstride + p0 + 16 * i);
     }
     return found;
 }
@@ -494,16 +512,16 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_wide_body(const float* x, const f
 /* irgrid_pairs_wide_body per padding and alignment. */
 static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f32(const float* x, const float* g,
         float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
-        const irgrid_index* dims, int padding, int align, irgrid_index* fallback) {
+        const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     if (padding == IRGRID_PAD_ZEROS)
         return align ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 1,
-                                              fallback)
+                                              items, fallback)
                      : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 0,
-                                              fallback);
+                                              items, fallback);
     return align ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 1,
-                                          fallback)
+                                          items, fallback)
                  : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 0,
-                                          fallback);
+                                          items, fallback);
 }
 
 /* ---- 2-D bilinear by pairs, 8 lanes (AVX2): irgrid_pairs_wide_f32's scheme where the CPU lacks AVX-512,
@@ -513,17 +531,30 @@ static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f3
 typedef struct {
     int at[2][8];
     __m256 w[4], tap_left[2], tap_right[2], next_left[2], next_right[2], store;
+    irgrid_index base;
 } irgrid_pairs8x;
 
 IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgrid_index m, irgrid_index height,
-        irgrid_index width, int padding, int align, irgrid_pairs8x* q, irgrid_index* fallback, irgrid_index* found) {
+        irgrid_index width, int padding, int align, irgrid_items* items, irgrid_pairs8x* q, irgrid_index* fallback,
+        irgrid_index* found) {
     const __m256 one = _mm256_set1_ps(1.0f);
     const __m256i zero = _mm256_setzero_si256(), h_last = _mm256_set1_epi32((int)height - 1);
-    const __m256i all = _mm256_set1_epi32(-1);
-    float coords[3][8], lanes[8];
+    const __m256i all = _mm256_set1_epi32(-1), lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    float coords[3][8];
     __m256 gk[3], bad = _mm256_setzero_ps(), gx, gy, tx, ty, wx[2], wy[2];
-    __m256i x0, y0, yr, start, inner, at_last, before, row_ok;
-    int r, k;
+    __m256i x0, y0, yr, start, inner, at_last, before, row_ok, shift = zero;
+    int r;
+    q->store = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), lanes));
+    q->base = 0;
+    if (items != NULL) {  /* irgrid_pairs_taps' */
+        const __m256i plane = _mm256_set1_epi32((int)items->plane);
+        irgrid_index bound;
+        q->base = items->item * items->plane;
+        for (bound = items->per_item - items->rem; bound < m; bound += items->per_item)
+            shift = _mm256_add_epi32(shift, _mm256_and_si256(plane, _mm256_and_si256(
+                _mm256_castps_si256(q->store), _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32((int)bound - 1)))));
+        irgrid_items_advance(items, 8);
+    }
     irgrid_lane_coords_f32(g, p, m, 2, gk, coords);
     gx = irgrid_pixel_coordinate_f32(gk[0], width, align, 1, &bad);
     gy = irgrid_pixel_coordinate_f32(gk[1], height, align, 1, &bad);
@@ -552,15 +583,13 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgri
         row_ok = padding == IRGRID_PAD_BORDER ? all
                  : _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi32(zero, yr), _mm256_cmpgt_epi32(yr, h_last)), all);
         yr = _mm256_min_epi32(_mm256_max_epi32(yr, zero), h_last);
-        _mm256_storeu_si256((__m256i*)q->at[r], _mm256_add_epi32(_mm256_mullo_epi32(yr, _mm256_set1_epi32((int)width)), start));
+        _mm256_storeu_si256((__m256i*)q->at[r], _mm256_add_epi32(_mm256_add_epi32(
+            _mm256_mullo_epi32(yr, _mm256_set1_epi32((int)width)), start), shift));
         q->tap_left[r] = _mm256_castsi256_ps(_mm256_and_si256(inner, row_ok));
         q->tap_right[r] = _mm256_castsi256_ps(_mm256_and_si256(at_last, row_ok));
         q->next_right[r] = _mm256_castsi256_ps(padding == IRGRID_PAD_BORDER ? all : _mm256_and_si256(inner, row_ok));
         q->next_left[r] = _mm256_castsi256_ps(_mm256_and_si256(before, row_ok));
     }
-    for (k = 0; k < 8; k++)
-        lanes[k] = (float)k;
-    q->store = _mm256_cmp_ps(_mm256_loadu_ps(lanes), _mm256_set1_ps((float)m), _CMP_LT_OQ);
     irgrid_record_fallback_f32(bad, p, m, fallback, found);
 }
 
@@ -591,17 +620,18 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_apply(const irgrid_pairs8x* q, const float
 
 IRGRID_AVX2_INLINE irgrid_index irgrid_pairs8_body(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
-        int padding, int align, irgrid_index* fallback) {
+        int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     irgrid_pairs8x q[2 * IRGRID_PAIRS_BLOCKS];
     irgrid_index p0, p, c, found = 0;
     int i, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
         for (i = 0, p = p0; i < 2 * IRGRID_PAIRS_BLOCKS && p < n; i++, p += 8)
-            irgrid_pairs8_taps(g, p, n - p < 8 ? n - p : 8, dims[0], dims[1], padding, align, q + i, fallback, &found);
+            irgrid_pairs8_taps(g, p, n - p < 8 ? n - p : 8, dims[0], dims[1], padding, align, items, q + i, fallback,
+                               &found);
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++)
-                irgrid_pairs8_apply(q + i, x + c * x_cstride, y + c * y_cstride + p0 + 8 * i);
+                irgrid_pairs8_apply(q + i, x + c * x_cstride + q[i].base, y + c * y_cstride + p0 + 8 * i);
     }
     return found;
 }
@@ -609,12 +639,16 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_pairs8_body(const float* x, const float* 
 /* irgrid_pairs8_body per padding and alignment. */
 static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_pairs8_f32(const float* x, const float* g,
         float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
-        const irgrid_index* dims, int padding, int align, irgrid_index* fallback) {
+        const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     if (padding == IRGRID_PAD_ZEROS)
-        return align ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 1, fallback)
-                     : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 0, fallback);
-    return align ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 1, fallback)
-                 : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 0, fallback);
+        return align ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 1, items,
+                                          fallback)
+                     : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 0, items,
+                                          fallback);
+    return align ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 1, items,
+                                      fallback)
+                 : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 0, items,
+                                      fallback);
 }
 
 /* irgrid_gather_taps_wide_body, one copy per 2-D mode as irgrid_gather_taps (the plan takes 16 lanes in
@@ -640,12 +674,14 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     int taps = mode == 0 ? 1 : (mode == 1 ? 2 : 4), i;
     (void)wide;
 #if LANES == 8
-    /* (calls of less than a block, RAFT's 81-point items, keep the blocks' prefetched rows: by pairs their
-       random windows took 1.12-1.14x the time) */
+    /* (calls of less than a block keep the blocks' prefetched rows: by pairs RAFT's 81-point items, one call
+       each, took 1.12-1.14x the time on random windows; a batch of such one-channel items now runs by
+       pairs as one run, grid_sample.c's IRGRID_GS_ITEMS) */
     if (rank == 2 && mode == IRGRID_MODE_LINEAR && padding != IRGRID_PAD_REFLECTION
             && channels <= IRGRID_PAIRS_CHANNELS && dims[1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
-        return wide ? irgrid_pairs_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, fallback)
-                    : irgrid_pairs8_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, fallback);
+        return wide ? irgrid_pairs_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, NULL,
+                                            fallback)
+                    : irgrid_pairs8_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, NULL, fallback);
     if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
         if (wide)
             return irgrid_fused_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode,

@@ -14,7 +14,8 @@ the thread count. Semantics follow ONNX GridSample-22 as the README settles them
   (zeros: 0, border: the edge, reflection: NaN).
 
 The core's plan chooses a path per call: the scalar blocks; on CPUs with AVX2 and FMA (IRGRID_SIMD=0 or
-`use_simd(False)` keeps the scalar path) the gather path (2-D, 3-D nearest/linear) or, from a few
+`use_simd(False)` keeps the scalar path) the gather path (2-D, 3-D nearest/linear; a batch of small
+one-channel 2-D bilinear items as one run of points, the bits of each item alone) or, from a few
 channels on (`use_interleave`), the interleaved path, with separable runs for 2-D and 3-D cubic and,
 on scattered grids, 3-D cubic's points binned by tile (`use_binning`). Vector and scalar sums differ by
 FMA rounding only (within the oracle tolerances); cubic's bits depend on the path, so on the channel

@@ -243,6 +243,32 @@ def test_one_pixel_dims_sample_alike_near_their_centre(rank, mode, padding, alig
         assert sample(x, moved, mode, padding, align, threads=2).tobytes() == expected.tobytes()
 
 
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("points", [(1, 1), (1, 7), (9, 9), (15, 17)], ids=["1", "7", "81", "255"])
+def test_small_one_channel_items_run_as_one(points, padding, align, simd):
+    """A batch of one-channel 2-D bilinear items of fewer than 256 points each (RAFT's lookups: 81)
+    runs as one run of points across the items (kernels/core/grid_sample.c, IRGRID_GS_ITEMS): the bits
+    of each item sampled alone, at 1 and 2 threads, with special coordinates, item boundaries inside
+    blocks of lanes and planes of 2-pixel rows; ordinary points match onnxruntime."""
+    rng = keyed_rng("items", points, padding, align)
+    for dims in ((46, 62), (3, 2)):
+        x = rng.uniform(-1, 1, (37, 1, *dims)).astype(np.float32)
+        x[5, 0, 1, 1] = np.inf  # a neighbour item's value must not leak into another's taps
+        grid = rng.uniform(-1.15, 1.15, (37, *points, 2)).astype(np.float32)
+        grid.reshape(-1)[3:3 + len(SPECIALS)] = SPECIALS
+        alone = np.concatenate([sample(x[b:b + 1], grid[b:b + 1], "linear", padding, align, threads=1)
+                                for b in range(len(x))])
+        for threads in (1, 2):
+            assert sample(x, grid, "linear", padding, align, threads=threads).tobytes() == alone.tobytes()
+        ordinary = (np.abs(grid) < 4).all(-1)
+        ordinary[5] = False  # item 5 holds an Inf: where a tap of weight 0 reads it, the peers give Inf or NaN
+        expected = run_ort_grid_sample(x.astype(np.float64), np.where(ordinary[..., None], grid, 0).astype(np.float64),
+                                       "linear", padding, align)
+        np.testing.assert_allclose(np.where(ordinary[:, None], alone, 0), np.where(ordinary[:, None], expected, 0),
+                                   **TOLERANCES[np.float32])
+
+
 def test_gathers_pay_is_measured_once():
     assert sampling.gathers_pay() in (True, False)
     assert sampling.gathers_pay() == sampling.gathers_pay()
