@@ -121,11 +121,12 @@ static irgrid_index interleave_lanes(const irgrid_grid_sample* p, irgrid_index i
 /* Whether a batch of small one-channel items runs as one run of points (IRGRID_GS_ITEMS): 2-D bilinear
    f32 that the pair reads cover (zeros or border padding, rows of 2 pixels or more), items below the
    gather path's block (IRGRID_SIMD_GROUPS groups: from there one item is a run of its own), a lane's
-   pair start within int32 (a plane per item boundary among 16 lanes). */
+   pair start within int32 (a plane per item boundary among 16 lanes). On a grid or on coordinates
+   computed per item (a fused AffineGrid: RAFT's lookup windows, `coords + delta`, export as one). */
 static int items_run(const irgrid_grid_sample* p) {
-    return p->dtype == IRGRID_F32 && p->rank == 2 && p->channels == 1 && p->batch > 1 && !p->affine
-           && !p->displaced && p->mode == IRGRID_MODE_LINEAR && p->padding != IRGRID_PAD_REFLECTION
-           && p->dims[1] >= 2 && p->points < IRGRID_SIMD_GROUPS * 8 && p->plane <= INT_MAX / 17;
+    return p->dtype == IRGRID_F32 && p->rank == 2 && p->channels == 1 && p->batch > 1
+           && p->mode == IRGRID_MODE_LINEAR && p->padding != IRGRID_PAD_REFLECTION && p->dims[1] >= 2
+           && p->points < IRGRID_SIMD_GROUPS * 8 && p->plane <= INT_MAX / 17;
 }
 
 static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
@@ -367,32 +368,41 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     return IRGRID_OK;
 }
 
-/* IRGRID_GS_ITEMS' units [begin, end): SIMD_BLOCK points of the batch's run each; the points the pair
-   reads leave, through the scalar path in their own item. */
+/* IRGRID_GS_ITEMS' units [begin, end): SIMD_BLOCK points of the batch's run each (computed coordinates
+   computed item by item into one buffer first); the points the pair reads leave, through the scalar
+   path in their own item. */
 static void run_items(const irgrid_grid_sample* p, irgrid_index begin, irgrid_index end) {
     const float* x = (const float*)p->data;
-    const float* g = (const float*)p->coords;
     float* y = (float*)p->output;
-    const irgrid_index total = p->batch * p->points;
+    const irgrid_index points = p->points, total = p->batch * points;
     irgrid_index fallback[SIMD_BLOCK], tap_off[SIMD_MAX_TAPS];
-    float tap_w[SIMD_MAX_TAPS];
-    irgrid_index u, q0, q, n, j, n_fallback, count;
+    float tap_w[SIMD_MAX_TAPS], computed[SIMD_BLOCK * 2];
+    const float* g;
+    irgrid_index u, q0, q, n, j, n_fallback, count, start, stop;
     irgrid_items items;
     for (u = begin; u < end; u++) {
         q0 = u * SIMD_BLOCK;
         n = min_index(SIMD_BLOCK, total - q0);
-        items.per_item = p->points;
+        g = (const float*)p->coords + 2 * q0;
+        if (p->affine || p->displaced) {
+            for (q = q0; q < q0 + n; q += stop - start) {
+                start = q % points;
+                stop = min_index(points, start + q0 + n - q);
+                block_coords_f32(p, p->starts32, p->steps32, q / points, start, stop, computed + 2 * (q - q0));
+            }
+            g = computed;
+        }
+        items.per_item = points;
         items.plane = p->plane;
-        items.item = q0 / p->points;
-        items.rem = q0 % p->points;
-        n_fallback = irgrid_pairs_items_f32(x, g + 2 * q0, y + q0, n, p->dims, p->padding, p->align_corners, p->wide,
-                                            &items, fallback);
+        items.item = q0 / points;
+        items.rem = q0 % points;
+        n_fallback = irgrid_pairs_items_f32(x, g, y + q0, n, p->dims, p->padding, p->align_corners, p->wide, &items,
+                                            fallback);
         for (j = 0; j < n_fallback; j++) {
             q = q0 + fallback[j];
-            count = point_taps_f32(g + 2 * q, 2, p->dims, p->strides, p->mode, p->padding, p->align_corners, tap_off,
-                                   tap_w);
-            apply_taps_f32(x, y, 1, p->plane, p->points, p->max_taps, q / p->points, q % p->points, 1, tap_off, tap_w,
-                           &count);
+            count = point_taps_f32(g + 2 * fallback[j], 2, p->dims, p->strides, p->mode, p->padding, p->align_corners,
+                                   tap_off, tap_w);
+            apply_taps_f32(x, y, 1, p->plane, points, p->max_taps, q / points, q % points, 1, tap_off, tap_w, &count);
         }
     }
 }

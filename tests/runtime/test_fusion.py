@@ -82,6 +82,31 @@ def test_fused_equals_unfused_across_row_chunks(out_dims, element_type, tmp_path
                                    **TOL[element_type])
 
 
+@pytest.mark.parametrize("padding", ["zeros", "border"])
+def test_fused_small_one_channel_items_run_as_one(padding, tmp_path):
+    """A batch of one-channel 2-D bilinear items of under 256 points (RAFT's lookup windows export as a
+    fused AffineGrid) runs as one run of points across the items (kernels/core/grid_sample.c,
+    IRGRID_GS_ITEMS, coordinates computed item by item): bitwise the unfused pair and each item fused
+    alone, at 1 and 2 threads; onnxruntime within the f32 tolerances."""
+    rng = _rng("fusion-items", padding)
+    n, out_dims = 37, (9, 9)
+    for align in (False, True):
+        x = rng.standard_normal((n, 1, 11, 13)).astype(np.float32)
+        theta = random_theta(rng, n, 2, np.float32)
+        path = build_pair(tmp_path / f"items{align}.xml", x.shape, [n, 1, *out_dims], "f32", "linear", padding, align,
+                          align)
+        one = build_pair(tmp_path / f"item{align}.xml", (1, 1, 11, 13), [1, 1, *out_dims], "f32", "linear", padding,
+                         align, align)
+        alone = irgrid.compile_model(one)
+        each = np.concatenate([alone({"X": x[b:b + 1], "theta": theta[b:b + 1]})["warped"] for b in range(n)])
+        unfused = irgrid.compile_model(path, fuse=False)({"X": x, "theta": theta})["warped"]
+        for threads in (1, 2):
+            fused = irgrid.compile_model(path, threads=threads)({"X": x, "theta": theta})["warped"]
+            assert fused.tobytes() == each.tobytes() == unfused.tobytes()
+        np.testing.assert_allclose(fused, run_ort_pair(x, theta, [n, 1, *out_dims], "linear", padding, align, align),
+                                   **TOL["f32"])
+
+
 def test_fused_threads_bitwise_identical(tmp_path):
     rng = _rng("fusion-threads")
     x_shape, size = (2, 3, 40, 50), [2, 3, 61, 67]  # many 1024-point blocks per batch item
