@@ -384,8 +384,8 @@ IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
 }
 
 /* What the pair reads of 16 points need: per row of taps the pairs' start indices from `base` (0 but
-   for merged items), and where each tap's value is (masks: the pair's left value, its right one;
-   outside both, +0); the 4 taps' weights. */
+   for a run of items, irgrid_items), and where each tap's value is (masks: the pair's left value, its
+   right one; outside both, +0); the 4 taps' weights. */
 typedef struct {
     int at[2][16];
     __m512 w[4];

@@ -194,7 +194,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     FUZZ_CHECK(s.worker_bytes <= MAX_SCRATCH && s.shared_bytes <= MAX_SCRATCH, (long long)s.worker_bytes,
                (long long)s.shared_bytes);
     FUZZ_CHECK(s.workers <= (p.threads > 1 ? p.threads : 1), s.workers, p.threads);
-    FUZZ_CHECK(planned.path >= IRGRID_GS_BLOCKS && planned.path <= IRGRID_GS_BINNED, planned.path);
+    FUZZ_CHECK(planned.path >= IRGRID_GS_BLOCKS && planned.path <= IRGRID_GS_ITEMS, planned.path);
 
     const int64_t plane = product(p.dims, p.rank), points = product(p.out_dims, p.rank);
     const int64_t data_n = times(times(p.batch, p.channels), plane);
