@@ -9,9 +9,9 @@
    The plan chooses one of five paths (grid_sample.c; why each, and what each measured:
    benchmarks/README.md, "GridSample's paths: measurements"): the scalar blocks (any rank and mode),
    the AVX2 gather path (2-D, 3-D nearest/linear), its 2-D bilinear pair reads run across the items of
-   a batch of small one-channel items (RAFT's lookups: IRGRID_GS_ITEMS, units of SIMD_BLOCK points of the
-   whole batch), the interleaved path (channels copied into a
-   per-worker scratch as one vector per pixel; from a few channels on), and, for 3-D cubic on a grid,
+   a batch of small one-channel items (RAFT's lookups: IRGRID_GS_ITEMS, units of SIMD_BLOCK points of
+   the whole batch), the interleaved path (channels copied into a per-worker scratch as one vector per
+   pixel; from a few channels on), and, for 3-D cubic on a grid,
    the interleaved path with points binned by tile (a sort phase, then the units, per item and segment
    of points: schedule.rounds). A point's result depends only on its coordinates and the path, never
    on the blocking or the worker count. */
