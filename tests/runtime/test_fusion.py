@@ -211,8 +211,6 @@ def test_cli_plan(tmp_path):
 def test_spatial_transformer_sample_inside_openvino():
     """The bundled sample (MatMul localisation net -> AffineGrid irgrid1 -> GridSample opset9) read by
     OpenVINO with irgrid's extension, against irgrid's fused runtime: f32 tolerance."""
-    from pathlib import Path
-
     import openvino as ov
     import irgrid.openvino
 
