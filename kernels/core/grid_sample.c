@@ -129,6 +129,14 @@ static int items_run(const irgrid_grid_sample* p) {
            && p->points < IRGRID_SIMD_GROUPS * 8 && p->plane <= INT_MAX / 17;
 }
 
+/* Whether the gather path's f32 taps (and the pair reads) go 16 lanes at a time: where the CPU has
+   AVX-512 F/VL/BW/DQ, ALWAYS, or AUTO in 2-D (in 3-D they took as long as or longer than 8 lanes:
+   benchmarks/README.md, "On an Intel Xeon host"). */
+static int wide_taps(const irgrid_grid_sample* p) {
+    return p->dtype == IRGRID_F32 && irgrid_wide_available()
+           && (p->avx512 == IRGRID_POLICY_ALWAYS || (p->avx512 == IRGRID_POLICY_AUTO && p->rank == 2));
+}
+
 static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
 static irgrid_index min_index(irgrid_index a, irgrid_index b) { return a < b ? a : b; }
 
@@ -328,7 +336,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     }
     if (simd && irgrid_simd_fits(rank, p->mode, plane) && items_run(p)) {
         p->path = IRGRID_GS_ITEMS;
-        p->wide = irgrid_wide_available() && p->avx512 != IRGRID_POLICY_NEVER;
+        p->wide = wide_taps(p);
         p->span = SIMD_BLOCK;
         p->spans = ceil_div(p->batch * points, SIMD_BLOCK);
         s->units[0] = p->spans;
@@ -340,10 +348,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
         p->loads = plane >= 2  /* (scalar loads read x[0] and x[1] for masked-off lanes) */
                    && (p->gathers == IRGRID_POLICY_NEVER
                        || (p->gathers == IRGRID_POLICY_AUTO && !irgrid_grid_sample_gathers_pay()));
-        /* 16-lane f32 taps in 2-D (AUTO): in 3-D they took as long as or longer than 8 lanes (benchmarks/README.md,
-           "On an Intel Xeon host") */
-        p->wide = p->dtype == IRGRID_F32 && irgrid_wide_available()
-                  && (p->avx512 == IRGRID_POLICY_ALWAYS || (p->avx512 == IRGRID_POLICY_AUTO && rank == 2));
+        p->wide = wide_taps(p);
         p->group = min_index(p->channels, SIMD_GROUP_BYTES / (plane * itemsize));
         p->group = p->group > 1 ? p->group : 1;
         p->span = points;
