@@ -130,11 +130,18 @@ static int items_run(const irgrid_grid_sample* p) {
 }
 
 /* Whether the gather path's f32 taps (and the pair reads) go 16 lanes at a time: where the CPU has
-   AVX-512 F/VL/BW/DQ, ALWAYS, or AUTO in 2-D (in 3-D they took as long as or longer than 8 lanes:
-   benchmarks/README.md, "On an Intel Xeon host"). */
+   AVX-512 F/VL/BW/DQ, ALWAYS, or AUTO in 2-D on calls of WIDE_MIN_POINTS points or more. In 3-D they
+   took as long as or longer than 8 lanes (benchmarks/README.md, "On an Intel Xeon host"). On small
+   calls the 512-bit instructions cost more than they save, in the code that runs after them: on Intel's
+   server cores they lower the clock for a while (the AVX-512 frequency licence). Measured on a Cascade
+   Lake Xeon, a tiny GridSample inside OpenVINO took 1.12x the time by 16 lanes at 4 points and 1.07x at
+   256, 0.95x at 1024; irgrid's own calls followed by scalar work, 0.95x at 529 points (benchmarks/
+   README.md, "Small calls by 8 lanes"). The two give the same bits, so the choice changes only time. */
+#define WIDE_MIN_POINTS 512
 static int wide_taps(const irgrid_grid_sample* p) {
     return p->dtype == IRGRID_F32 && irgrid_wide_available()
-           && (p->avx512 == IRGRID_POLICY_ALWAYS || (p->avx512 == IRGRID_POLICY_AUTO && p->rank == 2));
+           && (p->avx512 == IRGRID_POLICY_ALWAYS
+               || (p->avx512 == IRGRID_POLICY_AUTO && p->rank == 2 && p->batch * p->points >= WIDE_MIN_POINTS));
 }
 
 static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }

@@ -69,7 +69,8 @@ typedef struct irgrid_grid_sample {
                                                  same bits either way */
     int avx512;                               /* IRGRID_POLICY_*: the gather path's f32 taps 16 lanes at a
                                                  time where the CPU has AVX-512 F/VL/BW/DQ (ALWAYS; AUTO:
-                                                 in 2-D) or 8 (NEVER); the same bits either way */
+                                                 in 2-D from 512 points) or 8 (NEVER); the same bits
+                                                 either way */
     int threads;                              /* workers the driver will run: units are split so each
                                                  has some; no bit depends on it */
 

@@ -98,7 +98,8 @@ def use_gathers(str policy) -> str:
 
 def use_avx512(str policy) -> str:
     """Choose how the gather path computes f32 taps where this CPU has AVX-512 (`avx512_available()`):
-    16 lanes at a time ("always"; "auto": in 2-D) or 8 with AVX2 ("never"); the same bits every way.
+    16 lanes at a time ("always"; "auto": in 2-D, on calls of 512 points or more) or 8 with AVX2
+    ("never"); the same bits every way.
     Returns the previous policy. For tests and comparisons."""
     global avx512_policy
     was = POLICY_NAMES[avx512_policy]
