@@ -3,7 +3,7 @@ timed on irgrid's runtime (and without its fusions and rewrites: `fuse=False`), 
 extension, plain OpenVINO (no irgrid: its own frontends, where they convert the block; `-` where not),
 what `auto` picks, and torch eager.
 
-    python benchmarks/glue_blocks.py [--small] [--runs 7] [--threads 2] [block/route ...]
+    python benchmarks/glue_blocks.py [--small] [--rounds 3] [--calls 7] [--threads 2] [block/route ...]
 
 Blocks: `pwc` (PWC-Net's backward warp with its occlusion mask, 4x3x436x1024), `voxelmorph`
 (VoxelMorph's SpatialTransformer, 1x1x80x96x112), `vecint` (VoxelMorph's VecInt, 7 squaring steps of a
@@ -12,12 +12,20 @@ correlation lookup, radius 4, on one 46x62 level of 2,852 one-channel maps), `dc
 deformable convolution written in plain PyTorch: an offset Conv2d, 9 grid_samples and a matmul, 256
 channels of 50x68). Routes: `cm` (ov.convert_model with irgrid's conversion extensions), `ts`
 (torch.onnx.export(dynamo=False) then `irgrid convert`), `dyn` (torch.onnx.export, the dynamo exporter,
-needs onnxscript, then `irgrid convert`). The runtimes are called in turn within each round (interleaved,
-so a shared machine's load falls on all alike); medians over the rounds, in ms. Needs torch.
+needs onnxscript, then `irgrid convert`). Needs torch.
+
+Each way runs in a process of its own, as a user's application would run one runtime: in one process
+the runtimes' thread pools (torch's OpenMP, OpenVINO's TBB, irgrid's OpenMP) kept spinning into each
+other's calls on this project's 2-vCPU hosts, which slowed whichever ran next (benchmarks/README.md,
+"auto on the glue-heavy blocks"). A block is exported once; then each round starts one process per
+way, the ways' order reversed every other round, so a drifting host's load falls on all alike. A
+process opens its way's model, calls it twice (irgrid specialises its plan on the second call), then
+times --calls calls and reports their median; the table has the median over rounds, in ms.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -122,6 +130,7 @@ def block(name: str, small: bool):
     import torch
 
     PWCWarp, SpatialTransformer, AffineTransformer, VecInt, CorrLookup, DCNv2Plain = _modules()
+    torch.manual_seed(0)  # DCNv2's weights: the same in every process
     generator = torch.Generator().manual_seed(0)
     if name == "vecint":
         size = (16, 20, 24) if small else (80, 96, 112)
@@ -186,56 +195,95 @@ def plain_openvino(module, inputs, route: str, directory: Path, threads: int):
     return lambda feeds: request.infer(feeds, share_outputs=True)
 
 
-def main() -> None:
+WAYS = ("irgrid", "unfused", "openvino", "plain", "torch", "auto")
+
+
+def _way(way: str, case: str, directory: Path, small: bool, threads: int):
+    """(a call of the block's model on `way`, what auto said or ""), or None where the way cannot run it."""
     import torch
 
     import irgrid
     from irgrid.devices import open_model
 
+    name, route = case.split("/")
+    module, inputs = block(name, small)
+    module.eval()
+    feeds = [t.numpy() for t in inputs]
+    xml = directory / f"{route}.xml"
+    if way in ("irgrid", "openvino"):
+        model, _ = open_model(xml, way, threads=threads)
+        return (lambda: model(feeds)), ""
+    if way == "unfused":  # no fusion or rewrite
+        unfused = irgrid.compile_model(xml, threads=threads, fuse=False)
+        return (lambda: unfused(feeds)), ""
+    if way == "auto":  # as `irgrid infer -shape` runs it: the inputs' shapes given, so that it can measure
+        model, _ = open_model(xml, "irgrid", threads=threads)
+        shapes = {model_input.name: feed.shape for (model_input, _), feed in zip(model.inputs, feeds)}
+        chosen, why = open_model(xml, "auto", shapes=shapes, threads=threads)
+        return (lambda: chosen(feeds)), why
+    if way == "plain":
+        plain = plain_openvino(module, inputs, route, directory, threads)
+        return None if plain is None else ((lambda: plain(feeds)), "")
+    torch.set_num_threads(threads)
+
+    def eager():
+        with torch.no_grad():
+            module(*inputs)
+    return eager, ""
+
+
+def worker(way: str, case: str, directory: Path, small: bool, threads: int, calls: int) -> None:
+    """One process's measurement: a JSON line {"ms": median ms or null, "why": auto's reason}."""
+    opened = _way(way, case, directory, small, threads)
+    if opened is None:
+        print(json.dumps({"ms": None, "why": ""}))
+        return
+    run, why = opened
+    run()
+    run()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    print(json.dumps({"ms": 1e3 * float(np.median(times)), "why": why}))
+
+
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("cases", nargs="*", default=["pwc/cm", "pwc/ts", "pwc/dyn", "voxelmorph/cm", "vecint/cm",
                                                      "stn3d/dyn", "raft/cm", "raft/dyn", "dcnv2/cm", "dcnv2/ts"])
     parser.add_argument("--small", action="store_true", help="small shapes, a smoke run")
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=3, help="processes per way")
+    parser.add_argument("--calls", type=int, default=7, help="timed calls per process")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--worker", nargs=3, metavar=("WAY", "CASE", "DIRECTORY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    if args.worker:
+        way, case, directory = args.worker
+        worker(way, case, Path(directory), args.small, args.threads, args.calls)
+        return
     print("| block/route | irgrid | irgrid unfused | openvino | plain openvino | torch eager | auto | auto picks |\n"
-          "|---|---|---|---|---|---|---|---|")
+          "|---|---|---|---|---|---|---|---|", flush=True)
     for case in args.cases:
         name, route = case.split("/")
-        module, inputs = block(name, args.small)
-        module.eval()
         with tempfile.TemporaryDirectory() as directory:
-            xml = export(module, inputs, route, Path(directory))
-            feeds = [t.numpy() for t in inputs]
-            runs = {}
-            for device in ("irgrid", "openvino"):
-                model, _ = open_model(xml, device, threads=args.threads)
-                runs[device] = lambda model=model: model(feeds)
-            unfused = irgrid.compile_model(xml, threads=args.threads, fuse=False)  # no fusion or rewrite
-            runs["unfused"] = lambda: unfused(feeds)
-            # auto as `irgrid infer -shape` runs it: the inputs' shapes given, so that it can measure
-            shapes = {model_input.name: feed.shape for (model_input, _), feed in zip(model.inputs, feeds)}
-            chosen, why = open_model(xml, "auto", shapes=shapes, threads=args.threads)
-            runs["auto"] = lambda: chosen(feeds)
-            plain = plain_openvino(module, inputs, route, Path(directory), args.threads)
-            if plain is not None:
-                runs["plain"] = lambda: plain(feeds)
-
-            def eager():
-                with torch.no_grad():
-                    module(*inputs)
-            runs["torch"] = eager
-            times: dict[str, list[float]] = {key: [] for key in runs}
-            for round_ in range(args.runs + 2):  # two warm-up rounds (irgrid specialises its plan on call 2)
-                for key, run in runs.items():
-                    start = time.perf_counter()
-                    run()
-                    if round_ >= 2:
-                        times[key].append(time.perf_counter() - start)
-        ms = {key: f"{1e3 * np.median(values):.1f}" for key, values in times.items()}
-        columns = " | ".join(ms.get(key, "-") for key in ("irgrid", "unfused", "openvino", "plain", "torch", "auto"))
+            module, inputs = block(name, args.small)
+            export(module.eval(), inputs, route, Path(directory))
+            times: dict[str, list[float]] = {way: [] for way in WAYS}
+            why, ways = "", list(WAYS)
+            for round_ in range(args.rounds):
+                for way in ways if round_ % 2 == 0 else ways[::-1]:
+                    command = [sys.executable, __file__, "--worker", way, case, directory, "--threads",
+                               str(args.threads), "--calls", str(args.calls)] + (["--small"] if args.small else [])
+                    done = subprocess.run(command, capture_output=True, text=True, check=True)
+                    result = json.loads(done.stdout.strip().splitlines()[-1])
+                    if result["ms"] is not None:
+                        times[way].append(result["ms"])
+                    why = result["why"] or why
+                ways = [way for way in ways if times[way]]  # a way that cannot run the block is not retried
+        ms = {way: f"{np.median(values):.1f}" for way, values in times.items() if values}
+        columns = " | ".join(ms.get(way, "-") for way in WAYS)
         print(f"| {case} | {columns} | {why} |", flush=True)
 
 
