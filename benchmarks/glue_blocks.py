@@ -3,14 +3,16 @@ timed on irgrid's runtime (and without its fusions and rewrites: `fuse=False`), 
 extension, plain OpenVINO (no irgrid: its own frontends, where they convert the block; `-` where not),
 what `auto` picks, and torch eager.
 
-    python benchmarks/glue_blocks.py [--small] [--rounds 3] [--calls 7] [--threads 2] [block/route ...]
+    python benchmarks/glue_blocks.py [--small] [--rounds 3] [--calls 7] [--threads 2] [--ways irgrid,auto,...]
+                                     [block/route ...]
 
 Blocks: `pwc` (PWC-Net's backward warp with its occlusion mask, 4x3x436x1024), `voxelmorph`
 (VoxelMorph's SpatialTransformer, 1x1x80x96x112), `vecint` (VoxelMorph's VecInt, 7 squaring steps of a
 3x80x96x112 field), `stn3d` (F.affine_grid + F.grid_sample on 8x1x32x64x64), `raft` (RAFT's
 correlation lookup, radius 4, on one 46x62 level of 2,852 one-channel maps), `dcnv2` (a modulated
 deformable convolution written in plain PyTorch: an offset Conv2d, 9 grid_samples and a matmul, 256
-channels of 50x68). Routes: `cm` (ov.convert_model with irgrid's conversion extensions), `ts`
+channels of 50x68), `msda` (Deformable-DETR's encoder attention, MSDeformAttn with its PyTorch core: 4
+levels, 19,947 queries, 8 heads of 32 channels, 4 points; a grid_sample per level). Routes: `cm` (ov.convert_model with irgrid's conversion extensions), `ts`
 (torch.onnx.export(dynamo=False) then `irgrid convert`), `dyn` (torch.onnx.export, the dynamo exporter,
 needs onnxscript, then `irgrid convert`). Needs torch.
 
@@ -21,11 +23,18 @@ other's calls on this project's 2-vCPU hosts, which slowed whichever ran next (b
 way, the ways' order reversed every other round, so a drifting host's load falls on all alike. A
 process opens its way's model, calls it twice (irgrid specialises its plan on the second call), then
 times --calls calls and reports their median; the table has the median over rounds, in ms.
+
+Every process runs with glibc's malloc keeping large blocks in its heap (MALLOC_MMAP_THRESHOLD_ 64 MiB,
+MALLOC_TRIM_THRESHOLD_ 128 MiB), as a long-lived application's heap is once it has freed large blocks.
+Without that, a fresh process maps and unmaps every tensor above 128 KiB and page-faults it in on every
+call: torch eager's RAFT block took 5-9 ms a call alone in a process, 4.2-5.2 ms with these settings (and
+3.9-4.3 ms when all the runtimes shared one process).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -122,14 +131,60 @@ def _modules():
             columns = torch.cat(columns, 1).flatten(2)  # (batch, 9 C, H W)
             return torch.matmul(self.weight, columns).view(batch, channels, height, width)
 
-    return PWCWarp, SpatialTransformer, AffineTransformer, VecInt, CorrLookup, DCNv2Plain
+    class MSDeformAttn(torch.nn.Module):  # Deformable-DETR's encoder attention with its PyTorch core
+        """models/ops/modules/ms_deform_attn.py and functions/ms_deform_attn_func.py's
+        ms_deform_attn_core_pytorch, as published: queries src + pos over the flattened levels of src,
+        reference points at each query's centre on every level (the encoder's, valid ratios 1)."""
+
+        def __init__(self, shapes, d_model=256, heads=8, points=4):
+            super().__init__()
+            self.shapes, self.heads, self.points = shapes, heads, points
+            levels = len(shapes)
+            self.sampling_offsets = torch.nn.Linear(d_model, heads * levels * points * 2)
+            self.attention_weights = torch.nn.Linear(d_model, heads * levels * points)
+            self.value_proj = torch.nn.Linear(d_model, d_model)
+            self.output_proj = torch.nn.Linear(d_model, d_model)
+            centres = []
+            for height, width in shapes:
+                ys, xs = torch.meshgrid(torch.linspace(0.5, height - 0.5, height), torch.linspace(0.5, width - 0.5, width),
+                                        indexing="ij")
+                centres.append(torch.stack((xs.reshape(-1) / width, ys.reshape(-1) / height), -1))
+            reference = torch.cat(centres, 0)[None, :, None].expand(1, -1, levels, 2).contiguous()
+            self.register_buffer("reference_points", reference, persistent=False)
+            self.register_buffer("normalizer", torch.tensor([[w, h] for h, w in shapes], dtype=torch.float32),
+                                 persistent=False)
+
+        def forward(self, src, pos):
+            query, heads, levels, points = src + pos, self.heads, len(self.shapes), self.points
+            batch, queries, d_model = query.shape
+            value = self.value_proj(src).view(batch, queries, heads, d_model // heads)
+            offsets = self.sampling_offsets(query).view(batch, queries, heads, levels, points, 2)
+            weights = F.softmax(self.attention_weights(query).view(batch, queries, heads, levels * points), -1)
+            weights = weights.view(batch, queries, heads, levels, points)
+            locations = (self.reference_points[:, :, None, :, None, :]
+                         + offsets / self.normalizer[None, None, None, :, None, :])
+            # ms_deform_attn_core_pytorch
+            channels = d_model // heads
+            value_list = value.split([h * w for h, w in self.shapes], dim=1)
+            grids = 2 * locations - 1
+            sampled = []
+            for level, (h, w) in enumerate(self.shapes):
+                value_l = value_list[level].flatten(2).transpose(1, 2).reshape(batch * heads, channels, h, w)
+                grid_l = grids[:, :, :, level].transpose(1, 2).flatten(0, 1)
+                sampled.append(F.grid_sample(value_l, grid_l, mode="bilinear", padding_mode="zeros",
+                                             align_corners=False))
+            weights = weights.transpose(1, 2).reshape(batch * heads, 1, queries, levels * points)
+            output = (torch.stack(sampled, dim=-2).flatten(-2) * weights).sum(-1).view(batch, heads * channels, queries)
+            return self.output_proj(output.transpose(1, 2).contiguous())
+
+    return PWCWarp, SpatialTransformer, AffineTransformer, VecInt, CorrLookup, DCNv2Plain, MSDeformAttn
 
 
 def block(name: str, small: bool):
     """(module, example inputs) of a block."""
     import torch
 
-    PWCWarp, SpatialTransformer, AffineTransformer, VecInt, CorrLookup, DCNv2Plain = _modules()
+    PWCWarp, SpatialTransformer, AffineTransformer, VecInt, CorrLookup, DCNv2Plain, MSDeformAttn = _modules()
     torch.manual_seed(0)  # DCNv2's weights: the same in every process
     generator = torch.Generator().manual_seed(0)
     if name == "vecint":
@@ -144,6 +199,12 @@ def block(name: str, small: bool):
     if name == "dcnv2":
         channels, height, width = (16, 12, 16) if small else (256, 50, 68)
         return DCNv2Plain(channels), (torch.rand((1, channels, height, width), generator=generator),)
+    if name == "msda":
+        shapes, d_model = (((8, 12), (4, 6), (2, 3), (1, 2)), 64) if small else \
+            (((100, 150), (50, 75), (25, 38), (13, 19)), 256)
+        queries = sum(h * w for h, w in shapes)
+        return MSDeformAttn(shapes, d_model), (torch.randn((1, queries, d_model), generator=generator),
+                                               torch.randn((1, queries, d_model), generator=generator) / 4)
     if name == "pwc":
         shape = (1, 3, 44, 64) if small else (4, 3, 436, 1024)
         flow = torch.randn((shape[0], 2, *shape[2:]), generator=generator) * 5
@@ -196,6 +257,7 @@ def plain_openvino(module, inputs, route: str, directory: Path, threads: int):
 
 
 WAYS = ("irgrid", "unfused", "openvino", "plain", "torch", "auto")
+MALLOC_ENV = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(64 << 20), "MALLOC_TRIM_THRESHOLD_": str(128 << 20)}
 
 
 def _way(way: str, case: str, directory: Path, small: bool, threads: int):
@@ -252,11 +314,13 @@ def worker(way: str, case: str, directory: Path, small: bool, threads: int, call
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("cases", nargs="*", default=["pwc/cm", "pwc/ts", "pwc/dyn", "voxelmorph/cm", "vecint/cm",
-                                                     "stn3d/dyn", "raft/cm", "raft/dyn", "dcnv2/cm", "dcnv2/ts"])
+                                                     "stn3d/dyn", "raft/cm", "raft/dyn", "dcnv2/cm", "dcnv2/ts",
+                                                     "msda/cm", "msda/ts", "msda/dyn"])
     parser.add_argument("--small", action="store_true", help="small shapes, a smoke run")
     parser.add_argument("--rounds", type=int, default=3, help="processes per way")
     parser.add_argument("--calls", type=int, default=7, help="timed calls per process")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--ways", default=",".join(WAYS), help="the columns to run, comma-separated")
     parser.add_argument("--worker", nargs=3, metavar=("WAY", "CASE", "DIRECTORY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -271,12 +335,12 @@ def main() -> None:
             module, inputs = block(name, args.small)
             export(module.eval(), inputs, route, Path(directory))
             times: dict[str, list[float]] = {way: [] for way in WAYS}
-            why, ways = "", list(WAYS)
+            why, ways = "", [way for way in WAYS if way in args.ways.split(",")]
             for round_ in range(args.rounds):
                 for way in ways if round_ % 2 == 0 else ways[::-1]:
                     command = [sys.executable, __file__, "--worker", way, case, directory, "--threads",
                                str(args.threads), "--calls", str(args.calls)] + (["--small"] if args.small else [])
-                    done = subprocess.run(command, capture_output=True, text=True, check=True)
+                    done = subprocess.run(command, capture_output=True, text=True, check=True, env=MALLOC_ENV)
                     result = json.loads(done.stdout.strip().splitlines()[-1])
                     if result["ms"] is not None:
                         times[way].append(result["ms"])

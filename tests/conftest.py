@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -33,20 +34,38 @@ def ov_run(ov_core):
     return run
 
 
+_EXPORT = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import glue_blocks
+module, inputs = glue_blocks.block(sys.argv[2], small=True)
+glue_blocks.export(module.eval(), inputs, sys.argv[3], Path(sys.argv[4]))
+"""
+
+
 @pytest.fixture(scope="session")
 def glue_export(tmp_path_factory):
     """`glue_export(block, route)`: (module, inputs, IR path) of benchmarks/glue_blocks.py's block at its
-    small shapes, exported by that route once per session (exports take seconds; several tests read them)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    small shapes, exported by that route once per session (exports take seconds; several tests read them).
+
+    The export runs in a process of its own, as a user's export does: torch's dynamo exporter leaves
+    thread pools behind and may fork from them, which deadlocked numpy's OpenBLAS in a later MatMul of
+    the test process (seen on DCNv2 and MSDeformAttn under pytest-xdist, 1 run in 4). The block is built
+    again here, the same weights and inputs (glue_blocks.block seeds torch)."""
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(benchmarks))
     import glue_blocks
 
     exported = {}
 
     def export(name: str, route: str):
         if (name, route) not in exported:
-            module, inputs = glue_blocks.block(name, small=True)
             directory = tmp_path_factory.mktemp(f"{name}_{route}")
-            exported[(name, route)] = module.eval(), inputs, glue_blocks.export(module, inputs, route, directory)
+            subprocess.run([sys.executable, "-c", _EXPORT, str(benchmarks), name, route, str(directory)],
+                           check=True, capture_output=True)
+            module, inputs = glue_blocks.block(name, small=True)
+            exported[(name, route)] = module.eval(), inputs, directory / f"{route}.xml"
         return exported[(name, route)]
 
     return export

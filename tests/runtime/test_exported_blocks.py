@@ -3,7 +3,7 @@ users take (ov.convert_model with irgrid's conversion extensions; torch.onnx.exp
 the dynamo exporter), run on irgrid's runtime and on the OpenVINO device (the CPU plugin with irgrid's
 extension) and match torch eager, the oracle, at the blocks' small shapes.
 
-Here: VecInt, the 3-D affine transformer and DCNv2 on every route, RAFT's lookup by dynamo=False. The
+Here: VecInt, the 3-D affine transformer, DCNv2 and Deformable-DETR's MSDeformAttn on every route, RAFT's lookup by dynamo=False. The
 other blocks and routes are compared with torch where their rewrites are tested, on irgrid's runtime:
 PWC-Net's warp and VoxelMorph's SpatialTransformer (test_displacement.py, every route), RAFT's lookup
 (test_displacement.py, convert_model and dynamo). Each dynamo export takes 7-12 s, so they are not
@@ -20,7 +20,7 @@ import pytest
 
 from oracles import compile_exported
 
-CASES = [f"{name}/{route}" for name in ("vecint", "stn3d", "dcnv2") for route in ("cm", "ts", "dyn")] + ["raft/ts"]
+CASES = [f"{name}/{route}" for name in ("vecint", "stn3d", "dcnv2", "msda") for route in ("cm", "ts", "dyn")] + ["raft/ts"]
 
 
 @pytest.mark.parametrize("case", CASES)
