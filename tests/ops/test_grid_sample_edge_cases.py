@@ -534,3 +534,44 @@ def test_unknown_dims_volumetric(tmp_path):
     grid = rng.integers(-640, 641, size=(2, 2, 3, 4, 3)) / 256.0
     out = irgrid.compile_model(path)({"X": x, "grid": grid})["gs"]
     np.testing.assert_allclose(out, run_ort_grid_sample(x, grid, "linear", "reflection", False), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("align_corners", [False, True], ids=["ac0", "ac1"])
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_inf_in_the_data(mode, padding, align_corners):
+    """An Inf pixel beside points that give it weight 0 (docs/semantics.md, "Inf in the data"): irgrid
+    reads every tap its padding yields inside the image, with its weight, so 0 x Inf makes NaN there.
+    Oracle: torch, which samples alike, except linear + reflection, where torch clips the reflected
+    coordinate into [0, L - 1] and so reads a neighbour at weight 0 that irgrid (reflecting each tap) does
+    not: there onnx.reference, which reflects as irgrid does. Every path agrees: the scalar path, and on
+    1,200 points of 1, 2 and 8 channels the vector paths (gather, pair reads, 16 lanes, interleaved).
+    Tolerance: NaN where the oracle has NaN, the same infinities, finite values within 1e-5."""
+    torch = pytest.importorskip("torch")
+    from irgrid._kernels import sampling
+    from irgrid.ops.grid_sample import sample_plan
+    from oracles import run_onnx_reference
+
+    points = [(-1.5, 2), (-0.5, 2), (-0.25, 2), (0, 2), (-3, 2.5), (8, 2), (2, 2), (1, 4)]  # (x, y) pixels
+    for channels in (1, 2, 8):
+        x = np.arange(channels * 36, dtype=np.float32).reshape(1, channels, 6, 6) / 10 + 1
+        x[:, :, 2, 1] = np.inf
+        x[:, :, 4, 0] = -np.inf
+        normalised = [[(2 * p + 1) / 6 - 1 if not align_corners else 2 * p / 5 - 1 for p in point] for point in points]
+        grid = np.tile(np.array(normalised, np.float32).reshape(1, 1, -1, 2), (1, 150, 1, 1))  # 1,200 points
+        if mode == "linear" and padding == "reflection":
+            expected = run_onnx_reference(x, grid, mode, padding, align_corners)
+        else:
+            expected = torch.nn.functional.grid_sample(
+                torch.from_numpy(x), torch.from_numpy(grid), mode={"linear": "bilinear", "cubic": "bicubic"}[mode],
+                padding_mode=padding, align_corners=align_corners).numpy()
+        plan = sample_plan(x.shape, grid.shape, x.dtype, mode, padding, align_corners)
+        vector = plan(x, grid, None, 2)
+        was = sampling.use_simd(False)
+        try:
+            scalar = plan(x, grid, None, 1)
+        finally:
+            sampling.use_simd(was)
+        for got in (vector, scalar):
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
