@@ -72,8 +72,6 @@ def test_pwc_nets_mask_samples_one_channel(route, glue_export):
     """PWC-Net's `grid_sample(torch.ones(x.size()), vgrid)` (benchmarks/glue_blocks.py), fused with its
     displacement field, samples one channel on every export route; the block is torch's within 1e-5."""
     torch = pytest.importorskip("torch")
-    if route == "dyn":
-        pytest.importorskip("onnxscript")
     module, inputs, xml = glue_export("pwc", route)
     compiled = compile_exported(xml, inputs)
     (step,) = _one_channel_steps(compiled)

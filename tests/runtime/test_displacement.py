@@ -88,8 +88,6 @@ def _warp_rows(compiled) -> tuple[list[dict], list[dict]]:
 def test_exported_warps_run_fused(case, glue_export):
     torch = pytest.importorskip("torch")
     name, route = case.split("/")
-    if route == "dyn":
-        pytest.importorskip("onnxscript")
     module, inputs, xml = glue_export(name, route)
     fused, unfused = compile_exported(xml, inputs), compile_exported(xml, inputs, fuse=False)
     samples, absorbed = _warp_rows(fused)
@@ -146,8 +144,6 @@ def test_raft_lookup_runs_as_a_translated_lattice(route, glue_export):
     by its own coordinates, normalised) runs as the fused AffineGrid with a theta per item: within 2e-5
     of the unfused plan and of torch (correlations N(0, 1), so up to about 4: a few ulps of a coordinate)."""
     torch = pytest.importorskip("torch")
-    if route == "dyn":
-        pytest.importorskip("onnxscript")
     module, inputs, xml = glue_export("raft", route)
     fused = compile_exported(xml, inputs)
     (sample,), absorbed = _warp_rows(fused)

@@ -130,8 +130,6 @@ def test_pwc_nets_mask_is_one_chain_on_every_export_route(route, glue_export):
     chain (on the dynamo route its two mask assignments join it as fills); the block's output is torch's
     within 1e-5."""
     torch = pytest.importorskip("torch")
-    if route == "dyn":
-        pytest.importorskip("onnxscript")
     module, inputs, xml = glue_export("pwc", route)
     compiled = compile_exported(xml, inputs)
     rows = _rows(compiled)

@@ -27,8 +27,6 @@ CASES = [f"{name}/{route}" for name in ("vecint", "stn3d", "dcnv2", "msda") for 
 def test_exported_block_matches_torch_on_both_devices(case, glue_export):
     torch = pytest.importorskip("torch")
     name, route = case.split("/")
-    if route == "dyn":
-        pytest.importorskip("onnxscript")
     from irgrid.devices import open_model
 
     module, inputs, xml = glue_export(name, route)

@@ -86,7 +86,6 @@ def test_the_dynamo_export_of_pwc_nets_warp(glue_export):
     assignments become fills, and the results are torch's within 1e-5, and the unrewritten plan's (whose
     warp is not fused either: tests/runtime/test_displacement.py) within 1e-5."""
     torch = pytest.importorskip("torch")
-    pytest.importorskip("onnxscript")
     module, (x, flo), xml = glue_export("pwc", "dyn")
     compiled, unfused = irgrid.compile_model(xml), irgrid.compile_model(xml, fuse=False)
     feeds = [x.numpy(), flo.numpy()]
