@@ -67,8 +67,10 @@ def glue_export(tmp_path_factory):
             pytest.importorskip("onnxscript")
         if (name, route) not in exported:
             directory = tmp_path_factory.mktemp(f"{name}_{route}")
+            # cwd: `python -c` puts the working directory first on sys.path, where a checkout's unbuilt
+            # source folder would shadow the installed irgrid
             subprocess.run([sys.executable, "-c", _EXPORT, str(benchmarks), name, route, str(directory)],
-                           check=True, capture_output=True)
+                           check=True, capture_output=True, cwd=directory)
             module, inputs = glue_blocks.block(name, small=True)
             exported[(name, route)] = module.eval(), inputs, directory / f"{route}.xml"
         return exported[(name, route)]
