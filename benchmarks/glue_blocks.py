@@ -279,8 +279,7 @@ def _way(way: str, case: str, directory: Path, small: bool, threads: int):
         unfused = irgrid.compile_model(xml, threads=threads, fuse=False)
         return (lambda: unfused(feeds)), ""
     if way == "auto":  # as `irgrid infer -shape` runs it: the inputs' shapes given, so that it can measure
-        model, _ = open_model(xml, "irgrid", threads=threads)
-        shapes = {model_input.name: feed.shape for (model_input, _), feed in zip(model.inputs, feeds)}
+        shapes = {parameter.name: feed.shape for parameter, feed in zip(irgrid.read_model(xml).parameters, feeds)}
         chosen, why = open_model(xml, "auto", shapes=shapes, threads=threads)
         return (lambda: chosen(feeds)), why
     if way == "plain":

@@ -45,7 +45,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("IRGRID_NUM_THREADS", "OMP_NUM_THREADS")}
     env.update(PYTHONPATH=str(HERE.parents[1]), OMP_WAIT_POLICY="passive", FUZZ_OPENVINO="1" if openvino else "0")
     pin = ["taskset", "-c", str(min(os.sched_getaffinity(0)))] if shutil.which("taskset") else []
-    deadline, runs, executions, cov, ft = time.monotonic() + seconds, 0, 0, 0, 0
+    started, deadline, runs, executions, cov, ft = time.time(), time.monotonic() + seconds, 0, 0, 0, 0
     while (left := int(deadline - time.monotonic())) > 5:
         runs += 1
         log = folder / f"log-{runs}.txt"
@@ -60,7 +60,9 @@ def main() -> None:
         executions += int(done[-1]) if done else 0
         for line in re.findall(r"cov: (\d+) ft: (\d+)", text)[-1:]:
             cov, ft = max(cov, int(line[0])), max(ft, int(line[1]))
-    findings = sorted(p.name for p in folder.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
+    # this campaign's findings: an earlier campaign's reproducers may still lie in the folder
+    findings = sorted(p.name for p in folder.iterdir()
+                      if p.name.startswith(("crash-", "timeout-", "oom-")) and p.stat().st_mtime >= started)
     print(f"{name}: {executions} executions in {seconds:.0f} s over {runs} run(s), cov {cov} ft {ft}, "
           f"corpus {len(list((folder / 'corpus').iterdir()))}, findings {len(findings)}: {' '.join(findings)}")
 
