@@ -374,6 +374,21 @@ IRGRID_AVX2_INLINE __m128d irgrid_two_pairs(const float* a, const float* b) {
     return _mm_set_pd(v, u);
 }
 
+/* Prefetches into L1 the pairs that `lanes` lanes of a run of items will read, in both rows (their start
+   indices from xc: top, bottom). Why: in a run of items (RAFT's lookups) each item's plane is cold, and
+   the reads of a block of 16 points wait on memory one after another; prefetched while the next blocks'
+   taps are computed, they overlap. On RAFT's lookup (Cascade Lake, paired in one process, 1 or 2 threads,
+   8 or 16 lanes) the run took 0.70-0.81x the time; prefetching each line once saved less, and
+   prefetching in the pair reads of one plane, which stays in the caches from call to call, cost
+   1.15-1.40x (benchmarks/README.md, "Prefetched items"). */
+IRGRID_AVX2_INLINE void irgrid_prefetch_pairs(const float* xc, const int* top, const int* bottom, int lanes) {
+    int k;
+    for (k = 0; k < lanes; k++) {
+        _mm_prefetch((const char*)(xc + top[k]), _MM_HINT_T0);
+        _mm_prefetch((const char*)(xc + bottom[k]), _MM_HINT_T0);
+    }
+}
+
 /* 8 lanes' pairs of adjacent floats xc[at[k]], xc[at[k] + 1] (k < 8) as a vector of 8 (left, right) pairs. */
 IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
     __m128d a = irgrid_two_pairs(xc + at[0], xc + at[1]), b = irgrid_two_pairs(xc + at[2], xc + at[3]);
@@ -498,9 +513,12 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_wide_body(const float* x, const f
     irgrid_index p0, p, c, found = 0;
     int i, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
-        for (i = 0, p = p0; i < IRGRID_PAIRS_BLOCKS && p < n; i++, p += 16)
+        for (i = 0, p = p0; i < IRGRID_PAIRS_BLOCKS && p < n; i++, p += 16) {
             irgrid_pairs_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], padding, align, items, q + i, fallback,
                               &found);
+            if (items != NULL)
+                irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 16);
+        }
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++)
@@ -625,9 +643,12 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_pairs8_body(const float* x, const float* 
     irgrid_index p0, p, c, found = 0;
     int i, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
-        for (i = 0, p = p0; i < 2 * IRGRID_PAIRS_BLOCKS && p < n; i++, p += 8)
+        for (i = 0, p = p0; i < 2 * IRGRID_PAIRS_BLOCKS && p < n; i++, p += 8) {
             irgrid_pairs8_taps(g, p, n - p < 8 ? n - p : 8, dims[0], dims[1], padding, align, items, q + i, fallback,
                                &found);
+            if (items != NULL)
+                irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 8);
+        }
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++)
