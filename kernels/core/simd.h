@@ -130,6 +130,24 @@ static int irgrid_wide_available(void) {
     return state;
 }
 
+/* 1 unless the CPU is AMD's (a CPUID probe, cached): whether a run of items (RAFT's lookups) prefetches
+   the pairs of blocks whose points lie close together, as in a window (simd_gather_path.h,
+   irgrid_pairs_wide_body). Scattered blocks are prefetched on every CPU. Measured on Zen 5, where the
+   hardware's prefetchers cover windows and a block's 32 prefetch instructions cost more than they saved,
+   and on a Cascade Lake Xeon, where prefetched windows took 0.70-0.81x the time (benchmarks/README.md,
+   "Zen 5: the pair taps, prefetch by spread"). */
+static int irgrid_prefetch_windows(void) {
+    static int state = -1;
+    if (state < 0) {
+        state = 1;
+#ifdef IRGRID_SIMD_X86
+        __builtin_cpu_init();
+        state = !__builtin_cpu_is("amd");
+#endif
+    }
+    return state;
+}
+
 /* Ranks, modes and sizes the gather path covers: 2-D nearest, linear and cubic, 3-D nearest and
    linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.h's codes). */
 static int irgrid_simd_fits(irgrid_index rank, int mode, irgrid_index plane) {

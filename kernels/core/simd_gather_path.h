@@ -406,6 +406,7 @@ typedef struct {
     __m512 w[4];
     __mmask16 tap_left[2], tap_right[2], next_left[2], next_right[2], store;
     irgrid_index base;
+    int scattered;
 } irgrid_pairs16;
 
 /* Blocks of 16 points whose taps are computed before any is read: the loads of one block then do not
@@ -413,19 +414,46 @@ typedef struct {
    longer than the core's window). */
 #define IRGRID_PAIRS_BLOCKS 16
 
+/* A dim's pixel coordinate x = g * scale + offset as one FMA (irgrid_denormalize_native_ps16's), its
+   constants made once per call: GCC does not hoist their double arithmetic out of the block loop (it
+   may trap), 16 scalar operations a block. */
+typedef struct {
+    __m512 scale, offset;
+} irgrid_pair_dim;
+
+IRGRID_AVX512_INLINE irgrid_pair_dim irgrid_pair_dim_of(irgrid_index length, int align) {
+    const double len = (double)length;
+    irgrid_pair_dim d;
+    d.offset = _mm512_set1_ps((float)((len - 1) / 2));
+    d.scale = align ? d.offset : _mm512_set1_ps((float)(len / 2));
+    return d;
+}
+
+/* irgrid_pixel_coordinate_f32x16 (native) with its lane masks in a mask register: the same bits, without
+   spreading each compare into a vector and back. With the constants above, the one-channel run took
+   0.86-0.88x the time on Zen 5 (benchmarks/README.md, "Zen 5: the pair taps, prefetch by spread"). */
+IRGRID_AVX512_INLINE __m512 irgrid_pair_coordinate(__m512 g, const irgrid_pair_dim* d, __mmask16* bad) {
+    const __m512 magnitude = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+    __mmask16 ok = _mm512_cmp_ps_mask(_mm512_and_ps(g, magnitude), _mm512_set1_ps(1e30f), _CMP_LT_OQ);
+    __m512 x = _mm512_fmadd_ps(_mm512_maskz_mov_ps(ok, g), d->scale, d->offset);
+    ok &= _mm512_cmp_ps_mask(_mm512_and_ps(x, magnitude), _mm512_set1_ps(4194304.0f), _CMP_LE_OQ);
+    *bad |= (__mmask16)~ok;
+    return _mm512_maskz_mov_ps(ok, x);
+}
+
 /* The taps of points [p, p + m) (m <= 16) into q; their fallback points appended (*found). With
    `items`, the points run across items (irgrid_items): q->base is the block's first item's plane, and
    each lane's pair starts past one more plane per item boundary before it (lanes from m on: none, so
    that they read within the last item). */
 IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgrid_index m, irgrid_index height,
-        irgrid_index width, int padding, int align, irgrid_items* items, irgrid_pairs16* q, irgrid_index* fallback,
-        irgrid_index* found) {
+        irgrid_index width, const irgrid_pair_dim* dx, const irgrid_pair_dim* dy, int padding, irgrid_items* items,
+        irgrid_pairs16* q, irgrid_index* fallback, irgrid_index* found) {
     const __m512 one = _mm512_set1_ps(1.0f);
     const __m512i zero = _mm512_setzero_si512(), h_last = _mm512_set1_epi32((int)height - 1);
     float coords[3][16];
-    __m512 gk[3], bad = _mm512_setzero_ps(), gx, gy, tx, ty, wx[2], wy[2];
+    __m512 gk[3], gx, gy, tx, ty, wx[2], wy[2];
     __m512i x0, y0, yr, start, shift = zero;
-    __mmask16 inner, at_last, before, row_ok;
+    __mmask16 inner, at_last, before, row_ok, bad = 0;
     int r;
     q->store = m == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1);
     q->base = 0;
@@ -440,8 +468,8 @@ IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgr
         irgrid_items_advance(items, 16);
     }
     irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
-    gx = irgrid_pixel_coordinate_f32x16(gk[0], width, align, 1, &bad);
-    gy = irgrid_pixel_coordinate_f32x16(gk[1], height, align, 1, &bad);
+    gx = irgrid_pair_coordinate(gk[0], dx, &bad);
+    gy = irgrid_pair_coordinate(gk[1], dy, &bad);
     if (padding == IRGRID_PAD_BORDER) {
         gx = _mm512_min_ps(_mm512_max_ps(gx, _mm512_setzero_ps()), _mm512_set1_ps((float)(width - 1)));
         gy = _mm512_min_ps(_mm512_max_ps(gy, _mm512_setzero_ps()), _mm512_set1_ps((float)(height - 1)));
@@ -452,6 +480,10 @@ IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgr
     y0 = _mm512_cvttps_epi32(ty);
     tx = _mm512_sub_ps(gx, tx);
     ty = _mm512_sub_ps(gy, ty);
+    if (items != NULL) {  /* more than half the lanes' rows over 4 from lane 0's: not a 9 x 9 window */
+        const __m512i far = _mm512_abs_epi32(_mm512_sub_epi32(y0, _mm512_permutexvar_epi32(zero, y0)));
+        q->scattered = __builtin_popcount(_mm512_cmpgt_epi32_mask(far, _mm512_set1_epi32(4))) > 8;
+    }
     wx[0] = _mm512_sub_ps(one, tx);
     wx[1] = tx;
     wy[0] = _mm512_sub_ps(one, ty);
@@ -468,7 +500,7 @@ IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgr
     for (r = 0; r < 2; r++) {
         yr = r ? _mm512_add_epi32(y0, _mm512_set1_epi32(1)) : y0;
         row_ok = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF
-                 : _mm512_cmpge_epi32_mask(yr, zero) & _mm512_cmple_epi32_mask(yr, h_last);
+                 : _mm512_cmple_epu32_mask(yr, h_last);  /* 0 <= yr <= H - 1 as one unsigned compare */
         yr = _mm512_min_epi32(_mm512_max_epi32(yr, zero), h_last);
         _mm512_storeu_si512(q->at[r], _mm512_add_epi32(_mm512_add_epi32(
             _mm512_mullo_epi32(yr, _mm512_set1_epi32((int)width)), start), shift));
@@ -477,7 +509,7 @@ IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgr
         q->next_right[r] = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF : inner & row_ok;
         q->next_left[r] = before & row_ok;
     }
-    irgrid_record_fallback_f32x16(bad, p, m, fallback, found);
+    irgrid_record_fallback_f32x16(_mm512_castsi512_ps(_mm512_movm_epi32(bad)), p, m, fallback, found);
 }
 
 /* One channel's outputs of 16 points from their prepared taps q. */
@@ -510,13 +542,15 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_wide_body(const float* x, const f
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
         int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     irgrid_pairs16 q[IRGRID_PAIRS_BLOCKS];
+    const int windows = items != NULL && irgrid_prefetch_windows();
+    const irgrid_pair_dim dx = irgrid_pair_dim_of(dims[1], align), dy = irgrid_pair_dim_of(dims[0], align);
     irgrid_index p0, p, c, found = 0;
     int i, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
         for (i = 0, p = p0; i < IRGRID_PAIRS_BLOCKS && p < n; i++, p += 16) {
-            irgrid_pairs_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], padding, align, items, q + i, fallback,
-                              &found);
-            if (items != NULL)
+            irgrid_pairs_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], &dx, &dy, padding, items, q + i,
+                              fallback, &found);
+            if (items != NULL && (windows || q[i].scattered))
                 irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 16);
         }
         blocks = i;
@@ -527,19 +561,19 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_wide_body(const float* x, const f
     return found;
 }
 
-/* irgrid_pairs_wide_body per padding and alignment. */
+/* irgrid_pairs_wide_body per padding, with and without items (the alignment only sets the constants). */
 static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f32(const float* x, const float* g,
         float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
         const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     if (padding == IRGRID_PAD_ZEROS)
-        return align ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 1,
-                                              items, fallback)
-                     : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 0,
-                                              items, fallback);
-    return align ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 1,
+        return items ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
+                                              align, items, fallback)
+                     : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
+                                              align, NULL, fallback);
+    return items ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
                                           items, fallback)
-                 : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 0,
-                                          items, fallback);
+                 : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
+                                          NULL, fallback);
 }
 
 /* ---- 2-D bilinear by pairs, 8 lanes (AVX2): irgrid_pairs_wide_f32's scheme where the CPU lacks AVX-512,
