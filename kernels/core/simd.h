@@ -234,6 +234,15 @@ IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _m
    Intel Xeon host"). */
 #define IRGRID_AVX512_TARGET "avx2,fma,avx512f,avx512vl,avx512bw,avx512dq"
 #define IRGRID_AVX512 __attribute__((target(IRGRID_AVX512_TARGET)))
+/* GCC's SLP vectoriser packs the eight 16-bit masks of a block of pair taps through general registers
+   into one 128-bit store; without it they are stored from the mask registers: 0.94-0.97x the time with
+   one channel on Zen 5, 0.95-0.99x with two or three, the same bits (benchmarks/README.md, "Zen 5: the
+   pair taps, prefetch by spread"). Clang has no such attribute. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define IRGRID_NO_SLP __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define IRGRID_NO_SLP
+#endif
 #define IRGRID_AVX512_INLINE static inline __attribute__((always_inline, target(IRGRID_AVX512_TARGET)))
 
 IRGRID_AVX512_INLINE __m512d irgrid_denormalize_pd8(__m512d g, double length, int align) {

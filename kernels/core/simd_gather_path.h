@@ -562,7 +562,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_wide_body(const float* x, const f
 }
 
 /* irgrid_pairs_wide_body per padding, with and without items (the alignment only sets the constants). */
-static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f32(const float* x, const float* g,
+static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f32(const float* x, const float* g,
         float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
         const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     if (padding == IRGRID_PAD_ZEROS)
