@@ -125,6 +125,10 @@ class CompiledModel:
         self._repeats = {i for i, (_, key) in enumerate(self._output_keys)
                          if key in [k for _, k in self._output_keys[:i]]}
         self._all_fresh = all(key in self._fresh for _, key in self._output_keys)
+        # Per output: its name, key, whether it may view a buffer, input or constant (then checked each
+        # call) and whether it repeats an earlier output (then always copied).
+        self._output_plan = [(name, key, key not in self._fresh, index in self._repeats)
+                             for index, (name, key) in enumerate(self._output_keys)]
         # The fast path of `_feed`: a dict of exact ndarrays under Parameter names, of static shapes
         # (only when no Parameter name is another input's tensor name, which the full check refuses).
         unambiguous = all(sum(p.name in names for names in self._input_names) == 1 for p, _ in self.inputs)
@@ -276,11 +280,10 @@ class CompiledModel:
         # Preallocated buffers are reused by the next call, and the caller may refill an input: an
         # output viewing either is copied; so is a constant (read-only, shared by every call).
         outputs = OrderedDict()
-        for index, (name, key) in enumerate(self._output_keys):
+        for name, key, may_view, repeat in self._output_plan:
             value = values[key]
-            if (key not in self._fresh and (not value.flags.writeable or
-                                            any(np.may_share_memory(value, b) for b in self._buffers + fed))
-                    or index in self._repeats):
+            if repeat or may_view and (not value.flags.writeable or
+                                       any(np.may_share_memory(value, b) for b in self._buffers + fed)):
                 value = value.copy()
             outputs[name] = value
         return outputs
