@@ -130,8 +130,9 @@ static int items_run(const irgrid_grid_sample* p) {
 }
 
 /* Whether the gather path's f32 taps (and the pair reads) go 16 lanes at a time: where the CPU has
-   AVX-512 F/VL/BW/DQ, ALWAYS, or AUTO in 2-D on calls of WIDE_MIN_POINTS points or more. In 3-D they
-   took as long as or longer than 8 lanes (benchmarks/README.md, "On an Intel Xeon host"). On small
+   AVX-512 F/VL/BW/DQ, ALWAYS, or AUTO on calls of WIDE_MIN_POINTS points or more in 2-D and in 3-D
+   trilinear sampling of one to three channels (zeros or border padding: the 16-lane pair run). Other 3-D
+   taps took as long as or longer than 8 lanes (benchmarks/README.md, "On an Intel Xeon host"). On small
    calls the 512-bit instructions cost more than they save, in the code that runs after them: on Intel's
    server cores they lower the clock for a while (the AVX-512 frequency licence). Measured on a Cascade
    Lake Xeon, a tiny GridSample inside OpenVINO took 1.12x the time by 16 lanes at 4 points and 1.07x at
@@ -141,7 +142,10 @@ static int items_run(const irgrid_grid_sample* p) {
 static int wide_taps(const irgrid_grid_sample* p) {
     return p->dtype == IRGRID_F32 && irgrid_wide_available()
            && (p->avx512 == IRGRID_POLICY_ALWAYS
-               || (p->avx512 == IRGRID_POLICY_AUTO && p->rank == 2 && p->batch * p->points >= WIDE_MIN_POINTS));
+               || (p->avx512 == IRGRID_POLICY_AUTO && p->batch * p->points >= WIDE_MIN_POINTS
+                   && (p->rank == 2 || (p->rank == 3 && p->mode == IRGRID_MODE_LINEAR
+                                        && p->padding != IRGRID_PAD_REFLECTION
+                                        && p->channels <= IRGRID_PAIRS_CHANNELS))));
 }
 
 static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }

@@ -132,7 +132,7 @@ static int irgrid_wide_available(void) {
 
 /* 1 unless the CPU is AMD's (a CPUID probe, cached): whether a run of items (RAFT's lookups) prefetches
    the pairs of blocks whose points lie close together, as in a window (simd_gather_path.h,
-   irgrid_pairs_wide_body). Scattered blocks are prefetched on every CPU. Measured on Zen 5, where the
+   irgrid_pairs_wide_body_2d). Scattered blocks are prefetched on every CPU. Measured on Zen 5, where the
    hardware's prefetchers cover windows and a block's 32 prefetch instructions cost more than they saved,
    and on a Cascade Lake Xeon, where prefetched windows took 0.70-0.81x the time (benchmarks/README.md,
    "Zen 5: the pair taps, prefetch by spread"). */
@@ -404,7 +404,7 @@ IRGRID_AVX512_INLINE void irgrid_cubic_ps16(__m512 t, __m512* w) {
    the run). Returns the fallback points as irgrid_simd_sample does (their indices in the run). */
 static inline irgrid_index irgrid_pairs_items_f32(const float* x, const float* g, float* y, irgrid_index n,
         const irgrid_index* dims, int padding, int align, int wide, irgrid_items* items, irgrid_index* fallback) {
-    return wide ? irgrid_pairs_wide_f32(x, g, y, n, 1, 0, 0, dims, padding, align, items, fallback)
+    return wide ? irgrid_pairs_wide_f32(x, g, y, n, 1, 0, 0, 2, dims, padding, align, items, fallback)
                 : irgrid_pairs8_f32(x, g, y, n, 1, 0, 0, dims, padding, align, items, fallback);
 }
 

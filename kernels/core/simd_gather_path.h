@@ -398,17 +398,6 @@ IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
     return _mm512_castpd_ps(_mm512_insertf64x2(v, d, 3));
 }
 
-/* What the pair reads of 16 points need: per row of taps the pairs' start indices from `base` (0 but
-   for a run of items, irgrid_items), and where each tap's value is (masks: the pair's left value, its
-   right one; outside both, +0); the 4 taps' weights. */
-typedef struct {
-    int at[2][16];
-    __m512 w[4];
-    __mmask16 tap_left[2], tap_right[2], next_left[2], next_right[2], store;
-    irgrid_index base;
-    int scattered;
-} irgrid_pairs16;
-
 /* Blocks of 16 points whose taps are computed before any is read: the loads of one block then do not
    wait on its own arithmetic (a 16-point block's chain from coordinates to sum is over a hundred cycles,
    longer than the core's window). */
@@ -441,145 +430,47 @@ IRGRID_AVX512_INLINE __m512 irgrid_pair_coordinate(__m512 g, const irgrid_pair_d
     return _mm512_maskz_mov_ps(ok, x);
 }
 
-/* The taps of points [p, p + m) (m <= 16) into q; their fallback points appended (*found). With
-   `items`, the points run across items (irgrid_items): q->base is the block's first item's plane, and
-   each lane's pair starts past one more plane per item boundary before it (lanes from m on: none, so
-   that they read within the last item). */
-IRGRID_AVX512_INLINE void irgrid_pairs_taps(const float* g, irgrid_index p, irgrid_index m, irgrid_index height,
-        irgrid_index width, const irgrid_pair_dim* dx, const irgrid_pair_dim* dy, int padding, irgrid_items* items,
-        irgrid_pairs16* q, irgrid_index* fallback, irgrid_index* found) {
-    const __m512 one = _mm512_set1_ps(1.0f);
-    const __m512i zero = _mm512_setzero_si512(), h_last = _mm512_set1_epi32((int)height - 1);
-    float coords[3][16];
-    __m512 gk[3], gx, gy, tx, ty, wx[2], wy[2];
-    __m512i x0, y0, yr, start, shift = zero;
-    __mmask16 inner, at_last, before, row_ok, bad = 0;
-    int r;
-    q->store = m == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1);
-    q->base = 0;
-    if (items != NULL) {
-        const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        const __m512i plane = _mm512_set1_epi32((int)items->plane);
-        irgrid_index bound;
-        q->base = items->item * items->plane;
-        for (bound = items->per_item - items->rem; bound < m; bound += items->per_item)
-            shift = _mm512_mask_add_epi32(shift, q->store & _mm512_cmpge_epi32_mask(lanes, _mm512_set1_epi32((int)bound)),
-                                          shift, plane);
-        irgrid_items_advance(items, 16);
-    }
-    irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
-    gx = irgrid_pair_coordinate(gk[0], dx, &bad);
-    gy = irgrid_pair_coordinate(gk[1], dy, &bad);
-    if (padding == IRGRID_PAD_BORDER) {
-        gx = _mm512_min_ps(_mm512_max_ps(gx, _mm512_setzero_ps()), _mm512_set1_ps((float)(width - 1)));
-        gy = _mm512_min_ps(_mm512_max_ps(gy, _mm512_setzero_ps()), _mm512_set1_ps((float)(height - 1)));
-    }
-    tx = _mm512_roundscale_ps(gx, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    ty = _mm512_roundscale_ps(gy, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    x0 = _mm512_cvttps_epi32(tx);
-    y0 = _mm512_cvttps_epi32(ty);
-    tx = _mm512_sub_ps(gx, tx);
-    ty = _mm512_sub_ps(gy, ty);
-    if (items != NULL) {  /* more than half the lanes' rows over 4 from lane 0's: not a 9 x 9 window */
-        const __m512i far = _mm512_abs_epi32(_mm512_sub_epi32(y0, _mm512_permutexvar_epi32(zero, y0)));
-        q->scattered = __builtin_popcount(_mm512_cmpgt_epi32_mask(far, _mm512_set1_epi32(4))) > 8;
-    }
-    wx[0] = _mm512_sub_ps(one, tx);
-    wx[1] = tx;
-    wy[0] = _mm512_sub_ps(one, ty);
-    wy[1] = ty;
-    for (r = 0; r < 4; r++)
-        q->w[r] = _mm512_mul_ps(wy[r / 2], wx[r % 2]);
-    /* the pair starts at the left tap clamped to [0, W - 2]: the left tap's value is the pair's left one
-       (inner) or, at the last pixel, its right one; the right tap's is the right one (inner) or, left of
-       the plane (zeros), the left one; with border padding the right tap's is always the right one */
-    start = _mm512_min_epi32(_mm512_max_epi32(x0, zero), _mm512_set1_epi32((int)width - 2));
-    inner = _mm512_cmpeq_epi32_mask(x0, start);
-    at_last = _mm512_cmpeq_epi32_mask(x0, _mm512_set1_epi32((int)width - 1));
-    before = padding == IRGRID_PAD_BORDER ? (__mmask16)0 : _mm512_cmpeq_epi32_mask(x0, _mm512_set1_epi32(-1));
-    for (r = 0; r < 2; r++) {
-        yr = r ? _mm512_add_epi32(y0, _mm512_set1_epi32(1)) : y0;
-        row_ok = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF
-                 : _mm512_cmple_epu32_mask(yr, h_last);  /* 0 <= yr <= H - 1 as one unsigned compare */
-        yr = _mm512_min_epi32(_mm512_max_epi32(yr, zero), h_last);
-        _mm512_storeu_si512(q->at[r], _mm512_add_epi32(_mm512_add_epi32(
-            _mm512_mullo_epi32(yr, _mm512_set1_epi32((int)width)), start), shift));
-        q->tap_left[r] = inner & row_ok;
-        q->tap_right[r] = at_last & row_ok;
-        q->next_right[r] = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF : inner & row_ok;
-        q->next_left[r] = before & row_ok;
-    }
-    irgrid_record_fallback_f32x16(_mm512_castsi512_ps(_mm512_movm_epi32(bad)), p, m, fallback, found);
+/* A dim's floor and weights: x0 = floor(x) as an integer, the weights of x0 and x0 + 1 (irgrid_dim_taps'
+   linear taps, lane for lane). */
+IRGRID_AVX512_INLINE __m512i irgrid_pair_floor(__m512 x, __m512* w) {
+    const __m512 floor = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC), t = _mm512_sub_ps(x, floor);
+    w[0] = _mm512_sub_ps(_mm512_set1_ps(1.0f), t);
+    w[1] = t;
+    return _mm512_cvttps_epi32(floor);
 }
 
-/* One channel's outputs of 16 points from their prepared taps q. */
-IRGRID_AVX512_INLINE void irgrid_pairs_apply(const irgrid_pairs16* q, const float* xc, float* yc) {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 v[4], acc;
-    int r;
-    for (r = 0; r < 2; r++) {
-        const __m512 lo = irgrid_pairs8(xc, q->at[r]), hi = irgrid_pairs8(xc, q->at[r] + 8);
-        const __m512 left = _mm512_permutex2var_ps(lo, even, hi), right = _mm512_permutex2var_ps(lo, odd, hi);
-        v[2 * r] = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->tap_left[r], left), q->tap_right[r], right);
-        v[2 * r + 1] = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->next_right[r], right), q->next_left[r], left);
-    }
-    acc = _mm512_mul_ps(q->w[0], v[0]);
-    acc = _mm512_fmadd_ps(q->w[1], v[1], acc);
-    acc = _mm512_fmadd_ps(q->w[2], v[2], acc);
-    acc = _mm512_fmadd_ps(q->w[3], v[3], acc);
-    _mm512_mask_storeu_ps(yc, q->store, acc);
-}
+#define PAIRS_RANK 2
+#include "simd_pairs.h"
+#define PAIRS_RANK 3
+#include "simd_pairs.h"
 
-/* 2-D bilinear sampling of points [0, n) in `channels` planes (zeros or border padding, rows of at least 2
-   pixels), 16 lanes at a time, reading each row's two taps as one 64-bit pair (irgrid_pairs_taps says
-   which value each tap takes). The coordinates, weights and sums are irgrid_dim_taps', irgrid_taps' and
-   irgrid_apply's, operation for operation, and a tap outside reads +0 as a masked gather does, so the
-   bits are the gather path's. Why: on Intel cores with the Gather Data Sampling mitigation a 16-lane
-   gather costs tens of cycles; here a point costs two scalar loads (benchmarks/README.md, "Few channels
-   by pairs"). Returns the points left to the scalar path (in fallback). */
-IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_wide_body(const float* x, const float* g, float* y, irgrid_index n,
-        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
-        int padding, int align, irgrid_items* items, irgrid_index* fallback) {
-    irgrid_pairs16 q[IRGRID_PAIRS_BLOCKS];
-    const int windows = items != NULL && irgrid_prefetch_windows();
-    const irgrid_pair_dim dx = irgrid_pair_dim_of(dims[1], align), dy = irgrid_pair_dim_of(dims[0], align);
-    irgrid_index p0, p, c, found = 0;
-    int i, blocks;
-    for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
-        for (i = 0, p = p0; i < IRGRID_PAIRS_BLOCKS && p < n; i++, p += 16) {
-            irgrid_pairs_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], &dx, &dy, padding, items, q + i,
-                              fallback, &found);
-            if (items != NULL && (windows || q[i].scattered))
-                irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 16);
-        }
-        blocks = i;
-        for (c = 0; c < channels; c++)
-            for (i = 0; i < blocks; i++)
-                irgrid_pairs_apply(q + i, x + c * x_cstride + q[i].base, y + c * y_cstride + p0 + 16 * i);
-    }
-    return found;
-}
-
-/* irgrid_pairs_wide_body per padding, with and without items (the alignment only sets the constants). */
-static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f32(const float* x, const float* g,
-        float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
-        const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
+/* The 16-lane pair run per rank and padding: in 2-D with and without items (the alignment only sets the
+   constants), in 3-D without. */
+static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f32(const float* x,
+        const float* g, float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride,
+        irgrid_index y_cstride, int rank, const irgrid_index* dims, int padding, int align, irgrid_items* items,
+        irgrid_index* fallback) {
+    if (rank == 3)
+        return padding == IRGRID_PAD_ZEROS
+               ? irgrid_pairs_wide_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align,
+                                           NULL, fallback)
+               : irgrid_pairs_wide_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
+                                           NULL, fallback);
     if (padding == IRGRID_PAD_ZEROS)
-        return items ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
-                                              align, items, fallback)
-                     : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
-                                              align, NULL, fallback);
-    return items ? irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
-                                          items, fallback)
-                 : irgrid_pairs_wide_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
-                                          NULL, fallback);
+        return items ? irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
+                                                 align, items, fallback)
+                     : irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
+                                                 align, NULL, fallback);
+    return items ? irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER,
+                                             align, items, fallback)
+                 : irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER,
+                                             align, NULL, fallback);
 }
 
 /* ---- 2-D bilinear by pairs, 8 lanes (AVX2): irgrid_pairs_wide_f32's scheme where the CPU lacks AVX-512,
    the same operations lane for lane, so the same bits ---- */
 
-/* The pair reads of 8 points (irgrid_pairs16's, with masks as vectors of all-ones or zero lanes). */
+/* The pair reads of 8 points (irgrid_pairs16_2d's, with masks as vectors of all-ones or zero lanes). */
 typedef struct {
     int at[2][8];
     __m256 w[4], tap_left[2], tap_right[2], next_left[2], next_right[2], store;
@@ -598,7 +489,7 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgri
     int r;
     q->store = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), lanes));
     q->base = 0;
-    if (items != NULL) {  /* irgrid_pairs_taps' */
+    if (items != NULL) {  /* irgrid_pairs_taps_2d' */
         const __m256i plane = _mm256_set1_epi32((int)items->plane);
         irgrid_index bound;
         q->base = items->item * items->plane;
@@ -732,10 +623,10 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     /* (calls of less than a block keep the blocks' prefetched rows: by pairs RAFT's 81-point items, one call
        each, took 1.12-1.14x the time on random windows; a batch of such one-channel items now runs by
        pairs as one run, grid_sample.c's IRGRID_GS_ITEMS) */
-    if (rank == 2 && mode == IRGRID_MODE_LINEAR && padding != IRGRID_PAD_REFLECTION
-            && channels <= IRGRID_PAIRS_CHANNELS && dims[1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
-        return wide ? irgrid_pairs_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, NULL,
-                                            fallback)
+    if ((rank == 2 || (rank == 3 && wide)) && mode == IRGRID_MODE_LINEAR && padding != IRGRID_PAD_REFLECTION
+            && channels <= IRGRID_PAIRS_CHANNELS && dims[rank - 1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
+        return wide ? irgrid_pairs_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, (int)rank, dims, padding,
+                                            align, NULL, fallback)
                     : irgrid_pairs8_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, NULL, fallback);
     if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
         if (wide)
