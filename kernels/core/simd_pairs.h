@@ -123,7 +123,7 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_apply)(const PSFX(irgrid_pairs16)* q
    irgrid_dim_taps', irgrid_taps' and irgrid_apply's, operation for operation, and a tap outside reads +0
    as a masked gather does, so the bits are the gather path's. Why: on Intel cores with the Gather Data
    Sampling mitigation a 16-lane gather costs tens of cycles; here a row of a point costs one scalar load
-   (benchmarks/README.md, "Few channels by pairs"; 3-D: "Zen 5: the pair taps, prefetch by spread").
+   (benchmarks/README.md, "Few channels by pairs"; 3-D: "3-D few channels by pairs").
    Returns the points left to the scalar path (in fallback). */
 IRGRID_AVX512_INLINE irgrid_index PSFX(irgrid_pairs_wide_body)(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
