@@ -252,9 +252,24 @@ IRGRID_AVX512_INLINE __m512d irgrid_denormalize_pd8(__m512d g, double length, in
     return _mm512_mul_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_add_pd(g, one), _mm512_set1_pd(length)), one), half);
 }
 
+/* A dim's pixel coordinate x = g * scale + offset as one FMA: the constants, which the pair run
+   (simd_pairs.h) makes once per call: GCC does not hoist their double arithmetic out of its block loop
+   (it may trap), 16 scalar operations a block. */
+typedef struct {
+    __m512 scale, offset;
+} irgrid_pair_dim;
+
+IRGRID_AVX512_INLINE irgrid_pair_dim irgrid_pair_dim_of(irgrid_index length, int align) {
+    const double len = (double)length;
+    irgrid_pair_dim d;
+    d.offset = _mm512_set1_ps((float)((len - 1) / 2));
+    d.scale = align ? d.offset : _mm512_set1_ps((float)(len / 2));
+    return d;
+}
+
 IRGRID_AVX512_INLINE __m512 irgrid_denormalize_native_ps16(__m512 g, double length, int align) {
-    const __m512 offset = _mm512_set1_ps((float)((length - 1) / 2));
-    return _mm512_fmadd_ps(g, align ? offset : _mm512_set1_ps((float)(length / 2)), offset);
+    const irgrid_pair_dim d = irgrid_pair_dim_of((irgrid_index)length, align);
+    return _mm512_fmadd_ps(g, d.scale, d.offset);
 }
 
 IRGRID_AVX512_INLINE __m512 irgrid_denormalize_ps16(__m512 g, double length, int align) {

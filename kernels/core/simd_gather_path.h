@@ -403,21 +403,6 @@ IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
    longer than the core's window). */
 #define IRGRID_PAIRS_BLOCKS 16
 
-/* A dim's pixel coordinate x = g * scale + offset as one FMA (irgrid_denormalize_native_ps16's), its
-   constants made once per call: GCC does not hoist their double arithmetic out of the block loop (it
-   may trap), 16 scalar operations a block. */
-typedef struct {
-    __m512 scale, offset;
-} irgrid_pair_dim;
-
-IRGRID_AVX512_INLINE irgrid_pair_dim irgrid_pair_dim_of(irgrid_index length, int align) {
-    const double len = (double)length;
-    irgrid_pair_dim d;
-    d.offset = _mm512_set1_ps((float)((len - 1) / 2));
-    d.scale = align ? d.offset : _mm512_set1_ps((float)(len / 2));
-    return d;
-}
-
 /* irgrid_pixel_coordinate_f32x16 (native) with its lane masks in a mask register: the same bits, without
    spreading each compare into a vector and back. With the constants above, the one-channel run took
    0.86-0.88x the time on Zen 5 (benchmarks/README.md, "Zen 5: the pair taps, prefetch by spread"). */
