@@ -72,8 +72,12 @@ class _Step:
     fused: Layer | None = None  # the layer fused into this step (an AffineGrid, a mask assignment's NonZero)
     prepared: PreparedFn | None = None  # the op's prepared run function (static input shapes), else None
     ctx: RunContext = field(init=False)  # reused by every call (calls are serialised); threads set per call
-    keys: list[Key] = field(init=False)  # where its outputs go among a call's values
+    keys: list[Key] = field(init=False)  # its outputs' keys
     run: PreparedFn = field(init=False)  # execution.layer_runner, built once
+    # Where its inputs, outputs and releases lie in a call's list of values (CompiledModel._slots)
+    input_slots: list[int] = field(init=False)
+    output_slots: slice = field(init=False)
+    release_slots: list[int] = field(init=False)
 
     def __post_init__(self) -> None:
         self.ctx = RunContext(1, self.out)
@@ -117,6 +121,7 @@ class CompiledModel:
             plan_constant_channels(model, infos, self._constants, returned, self._fusions)
             plan_elementwise_chains(model, infos, set(self._constants), returned, self._fusions)
         self._steps = self._plan(infos, returned)
+        slots = self._slots()
         self._buffers = [b for step in self._steps for b in step.out if b is not None]
         # Outputs a prepared step returns are fresh arrays (returned values never get a reused buffer).
         self._fresh = {key for step in self._steps if step.prepared for key in step.keys} & returned
@@ -124,16 +129,15 @@ class CompiledModel:
         # Results fed by one tensor: each one after the first gets its own copy (the caller may write into it)
         self._repeats = {i for i, (_, key) in enumerate(self._output_keys)
                          if key in [k for _, k in self._output_keys[:i]]}
-        self._all_fresh = all(key in self._fresh for _, key in self._output_keys)
-        # Per output: its name, key, whether it may view a buffer, input or constant (then checked each
+        # Per output: its name, slot, whether it may view a buffer, input or constant (then checked each
         # call) and whether it repeats an earlier output (then always copied).
-        self._output_plan = [(name, key, key not in self._fresh, index in self._repeats)
+        self._output_plan = [(name, slots[key], key not in self._fresh, index in self._repeats)
                              for index, (name, key) in enumerate(self._output_keys)]
         # The fast path of `_feed`: a dict of exact ndarrays under Parameter names, of static shapes
         # (only when no Parameter name is another input's tensor name, which the full check refuses).
         unambiguous = all(sum(p.name in names for names in self._input_names) == 1 for p, _ in self.inputs)
         static = all(is_static(info.shape) for _, info in self.inputs)
-        self._fast_feed = ([(p.name, (p.id, 0), element_types.numpy_dtype(info.element_type), tuple(info.shape))
+        self._fast_feed = ([(p.name, element_types.numpy_dtype(info.element_type), tuple(info.shape))
                             for p, info in self.inputs] if unambiguous and static else None)
         self._specialize = unambiguous and not static  # plans by input shapes (module docstring)
         self._seen: OrderedDict[tuple, int] = OrderedDict()  # input shapes -> calls, while unspecialised
@@ -180,26 +184,44 @@ class CompiledModel:
                 steps[i].release.append(key)
         return steps
 
-    def _feed(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict[Key, np.ndarray]:
+    def _slots(self) -> dict[Key, int]:
+        """Numbers every value a call handles, the parameters first (in input order), then the
+        constants, then each step's outputs: a call keeps its values in one list (`_run`), which
+        costs less per access than a dict keyed by (layer id, port). Sets each step's slots; returns
+        the numbering."""
+        keys = [(p.id, 0) for p, _ in self.inputs] + list(self._constants)
+        self._constant_values = list(self._constants.values())
+        for step in self._steps:
+            step.output_slots = slice(len(keys), len(keys) + len(step.keys))
+            keys += step.keys
+        slots = {key: slot for slot, key in enumerate(keys)}
+        for step in self._steps:
+            step.input_slots = [slots[key] for key in step.inputs]
+            step.release_slots = [slots[key] for key in step.release]
+        self._unset = [None] * (len(keys) - len(self._constants) - len(self.inputs))
+        return slots
+
+    def _feed(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The inputs as arrays, in the order of `self.inputs` (checked and converted)."""
         if self._fast_feed is not None and type(inputs) is dict and len(inputs) == len(self._fast_feed):
-            values = {}
-            for name, key, dtype, shape in self._fast_feed:
+            values = []
+            for name, dtype, shape in self._fast_feed:
                 array = inputs.get(name)
                 if type(array) is not np.ndarray or array.shape != shape or array.dtype != dtype:
                     break  # the checks below say what is wrong, or accept it (a tensor name, a list)
-                values[key] = array
+                values.append(array)
             else:
                 return values
         inputs = inputs_by_name(inputs, [p.name for p, _ in self.inputs])
         remaining = dict(inputs)
-        values = {}
+        values = []
         for (parameter, info), names in zip(self.inputs, self._input_names):
             found = [n for n in names if n in remaining]
             if not found:
                 raise InputError(f"input {names[0]!r} is missing (given: {', '.join(map(str, inputs)) or 'none'})")
             if len(found) > 1:
                 raise InputError(f"input {names[0]!r} is given twice (as {' and '.join(map(repr, found))})")
-            values[(parameter.id, 0)] = input_array(parameter.name, info, remaining.pop(found[0]))
+            values.append(input_array(parameter.name, info, remaining.pop(found[0])))
         if remaining:
             raise InputError(f"the model has no input named {next(iter(remaining))!r} "
                              f"(inputs: {', '.join(self.model.input_names(p)[0] for p, _ in self.inputs)})")
@@ -218,9 +240,9 @@ class CompiledModel:
         with self._lock:
             return self._run(inputs, timings), timings
 
-    def _specialized(self, values: dict[Key, np.ndarray]) -> CompiledModel | None:
+    def _specialized(self, fed: list[np.ndarray]) -> CompiledModel | None:
         """The plan compiled for these inputs' shapes, once they have come SPECIALIZE_AFTER times."""
-        shapes = tuple(values[(p.id, 0)].shape for p, _ in self.inputs)
+        shapes = tuple(array.shape for array in fed)
         if shapes in self._plans:
             self._plans.move_to_end(shapes)
             return self._plans[shapes]
@@ -251,17 +273,15 @@ class CompiledModel:
 
     def _run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
              timings: list[LayerTime] | None = None) -> "OrderedDict[str, np.ndarray]":
-        values = self._feed(inputs)
+        fed = self._feed(inputs)
         if self._specialize:
-            plan = self._specialized(values)
+            plan = self._specialized(fed)
             if plan is not None:
-                return plan._run({p.name: values[(p.id, 0)] for p, _ in self.inputs}, timings)
-        fed = None if self._all_fresh else list(values.values())
-        if self._constants:
-            values.update(self._constants)
+                return plan._run({p.name: array for (p, _), array in zip(self.inputs, fed)}, timings)
+        values = fed + self._constant_values + self._unset  # by slot (`_slots`)
         threads = kernel_threads(self.threads)
         for step in self._steps:
-            args = [values[key] for key in step.inputs]
+            args = list(map(values.__getitem__, step.input_slots))
             step.ctx.threads = threads
             start = time.perf_counter() if timings is not None else 0.0
             try:
@@ -271,17 +291,14 @@ class CompiledModel:
             if timings is not None:
                 timings.append(LayerTime(step.layer.name, step.layer.type, step_kernel(step),
                                          time.perf_counter() - start))
-            if len(results) == 1:  # most layers: a plain store costs a fifth of `update(zip(...))`
-                values[step.keys[0]] = results[0]
-            else:
-                values.update(zip(step.keys, results))
-            for key in step.release:
-                values.pop(key, None)
+            values[step.output_slots] = results
+            for slot in step.release_slots:
+                values[slot] = None
         # Preallocated buffers are reused by the next call, and the caller may refill an input: an
         # output viewing either is copied; so is a constant (read-only, shared by every call).
         outputs = OrderedDict()
-        for name, key, may_view, repeat in self._output_plan:
-            value = values[key]
+        for name, slot, may_view, repeat in self._output_plan:
+            value = values[slot]
             if repeat or may_view and (not value.flags.writeable or
                                        any(np.may_share_memory(value, b) for b in self._buffers + fed)):
                 value = value.copy()
@@ -299,8 +316,7 @@ class CompiledModel:
         dims and no buffers."""
         if inputs is not None and self._specialize:
             with self._lock:
-                values = self._feed(inputs)
-                plan = self._plan_for(tuple(values[(p.id, 0)].shape for p, _ in self.inputs))
+                plan = self._plan_for(tuple(array.shape for array in self._feed(inputs)))
             if plan is not None:
                 return plan.describe(structured)
         plan = describe_plan(self.model, self._infos, set(self._constants), self._steps, self._fusions,
