@@ -36,8 +36,8 @@ enum {
 #define BIN_SEGMENT ((irgrid_index)1 << 20)
 
 /* The state a worker keeps between units, in its scratch's header (zeroed by irgrid_worker_reset): the
-   channel group its scratch holds (key + 1; 0: none yet) and a row scratch's planes [lo, hi) copied in
-   so far (hold_planes). */
+   channel group its scratch holds (key + 1; 0: none yet) and the slices of its outermost dim [lo, hi)
+   copied in so far (hold_slices). */
 typedef struct {
     irgrid_index key, lo, hi;
 } irgrid_held;
@@ -95,28 +95,17 @@ static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker,
 
 #define IRGRID_T float
 #define IRGRID_FN(name) name##_f32
+#define IRGRID_WIDE_PIXELS 1  /* the interleaved path's 16-channel pixels (f32 only, interleave_lanes) */
 #include "grid_sample_body.h"
 #undef IRGRID_T
 #undef IRGRID_FN
+#undef IRGRID_WIDE_PIXELS
 
 #define IRGRID_T double
 #define IRGRID_FN(name) name##_f64
 #include "grid_sample_body.h"
 #undef IRGRID_T
 #undef IRGRID_FN
-
-/* Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not chosen:
-   a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the vector path
-   fits). */
-static irgrid_index interleave_lanes(const irgrid_grid_sample* p, irgrid_index itemsize) {
-    const irgrid_index least = p->rank == 3 && p->mode == IRGRID_MODE_NEAREST ? INTERLEAVE_MIN_CHANNELS_3D_NEAREST
-                                                                             : INTERLEAVE_MIN_CHANNELS;
-    if (p->interleave == IRGRID_POLICY_NEVER
-        || scratch_pixels(p->rank, p->mode, p->dims, p->plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
-        || (p->interleave == IRGRID_POLICY_AUTO && p->channels < least))
-        return 0;
-    return PIXEL_BYTES / itemsize;
-}
 
 /* Whether a batch of small one-channel items runs as one run of points (IRGRID_GS_ITEMS): 2-D bilinear
    f32 that the pair reads cover (zeros or border padding, rows of 2 pixels or more), items below the
@@ -129,23 +118,28 @@ static int items_run(const irgrid_grid_sample* p) {
            && p->points < IRGRID_SIMD_GROUPS * 8 && p->plane <= INT_MAX / 17;
 }
 
-/* Whether the gather path's f32 taps (and the pair reads) go 16 lanes at a time: where the CPU has
-   AVX-512 F/VL/BW/DQ, ALWAYS, or AUTO on calls of WIDE_MIN_POINTS points or more in 2-D and in 3-D
-   trilinear sampling of one to three channels (zeros or border padding: the 16-lane pair run). Other 3-D
-   taps took as long as or longer than 8 lanes (benchmarks/README.md, "On an Intel Xeon host"). On small
-   calls the 512-bit instructions cost more than they save, in the code that runs after them: on Intel's
+/* Whether a call may run 512-bit code (the gather path's 16-lane taps, wide_taps; the interleaved path's
+   16-channel pixels, wide_pixels): f32 where the CPU has AVX-512 F/VL/BW/DQ, with the policy ALWAYS, or
+   AUTO on calls of WIDE_MIN_POINTS points or more. On small calls the 512-bit instructions cost more than they save, in the code that runs after them: on Intel's
    server cores they lower the clock for a while (the AVX-512 frequency licence). Measured on a Cascade
    Lake Xeon, a tiny GridSample inside OpenVINO took 1.12x the time by 16 lanes at 4 points and 1.07x at
    256, 0.95x at 1024; irgrid's own calls followed by scalar work, 0.95x at 529 points (benchmarks/
    README.md, "Small calls by 8 lanes"). The two give the same bits, so the choice changes only time. */
 #define WIDE_MIN_POINTS 512
-static int wide_taps(const irgrid_grid_sample* p) {
+static int wide_call(const irgrid_grid_sample* p) {
     return p->dtype == IRGRID_F32 && irgrid_wide_available()
            && (p->avx512 == IRGRID_POLICY_ALWAYS
-               || (p->avx512 == IRGRID_POLICY_AUTO && p->batch * p->points >= WIDE_MIN_POINTS
-                   && (p->rank == 2 || (p->rank == 3 && p->mode == IRGRID_MODE_LINEAR
-                                        && p->padding != IRGRID_PAD_REFLECTION
-                                        && p->channels <= IRGRID_PAIRS_CHANNELS))));
+               || (p->avx512 == IRGRID_POLICY_AUTO && p->batch * p->points >= WIDE_MIN_POINTS));
+}
+
+/* Whether the gather path's f32 taps (and the pair reads) go 16 lanes at a time: on calls wide_call
+   allows, in 2-D and in 3-D trilinear sampling of one to three channels (zeros or border padding: the
+   16-lane pair run). Other 3-D taps took as long as or longer than 8 lanes (benchmarks/README.md, "On an
+   Intel Xeon host"). */
+static int wide_taps(const irgrid_grid_sample* p) {
+    return wide_call(p) && (p->avx512 == IRGRID_POLICY_ALWAYS || p->rank == 2
+                            || (p->rank == 3 && p->mode == IRGRID_MODE_LINEAR && p->padding != IRGRID_PAD_REFLECTION
+                                && p->channels <= IRGRID_PAIRS_CHANNELS));
 }
 
 static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
@@ -153,6 +147,38 @@ static irgrid_index min_index(irgrid_index a, irgrid_index b) { return a < b ? a
 
 static int workers_for(int threads, irgrid_index units) {
     return (int)(units < threads ? (units > 1 ? units : 1) : (threads > 1 ? threads : 1));
+}
+
+/* Whether the interleaved path's generic run (2-D and 3-D nearest and linear, not cubic's row scratch)
+   takes pixels of 16 f32 channels (64 bytes, a cache line; simd.h's irgrid_interleaved_sample_f32x16)
+   rather than 8, on calls wide_call allows: with the policy ALWAYS, or from 9 channels on (fewer would
+   leave half of each pixel zeros), nearest only where every worker has a group of its own. Nearest's
+   run is cheap, so its copy-in weighs most: with fewer groups than workers each worker copies the
+   whole group in, and 16 or 24 channels at 2 threads took 1.12-1.22x the time of 8-channel pixels
+   (0.71-0.93x at 1 thread; bilinear 0.67-0.97x at 2 threads from 9 channels on; benchmarks/README.md,
+   "16-channel pixels"). Where a group's scratch still fits. */
+static int wide_pixels(const irgrid_grid_sample* p) {
+    return wide_call(p)
+           && (p->avx512 == IRGRID_POLICY_ALWAYS
+               || (p->channels > 8 && (p->mode != IRGRID_MODE_NEAREST
+                                       || p->batch * ceil_div(p->channels, 16) >= (irgrid_index)p->threads)))
+           && !rows_layout(p->rank, p->mode, p->dims)
+           && scratch_pixels(p->rank, p->mode, p->dims, p->plane) * 64 <= INTERLEAVE_MAX_BYTES;
+}
+
+/* Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not chosen:
+   a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the vector path
+   fits). */
+static irgrid_index interleave_lanes(const irgrid_grid_sample* p, irgrid_index itemsize) {
+    const irgrid_index least = p->rank == 3 && p->mode == IRGRID_MODE_NEAREST ? INTERLEAVE_MIN_CHANNELS_3D_NEAREST
+                                                                             : INTERLEAVE_MIN_CHANNELS;
+    if (p->interleave == IRGRID_POLICY_NEVER
+        || scratch_pixels(p->rank, p->mode, p->dims, p->plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
+        || (p->interleave == IRGRID_POLICY_AUTO && p->channels < least))
+        return 0;
+    if (wide_pixels(p))
+        return 16;
+    return PIXEL_BYTES / itemsize;
 }
 
 /* The interleaved path: units of (batch item, group of `lanes` channels, span of points), each worker

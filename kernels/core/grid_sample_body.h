@@ -175,6 +175,11 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     else if (scratch != NULL && rows)
         n_fallback = IRGRID_FN(irgrid_cubic3d_run)(scratch, g, yb, n, channels, y_cstride, by_point, p->dims,
                                                    p->padding, p->align_corners, fallback);
+#if IRGRID_WIDE_PIXELS
+    else if (scratch != NULL && p->lanes == 16)
+        n_fallback = irgrid_interleaved_sample_f32x16(scratch, g, yb, n, channels, y_cstride, p->plane, rank, p->dims,
+                                                      p->strides, p->mode, p->padding, p->align_corners, fallback);
+#endif
     else if (scratch != NULL)
         n_fallback = IRGRID_FN(irgrid_interleaved_sample)(scratch, g, yb, n, channels, y_cstride, p->plane, rank,
                                                           p->dims, p->strides, p->mode, p->padding, p->align_corners,
@@ -359,6 +364,10 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
             IRGRID_FN(irgrid_interleave_plane2d)(x + (b * channels + c0) * plane, c1 - c0, plane, p->dims, scratch);
         else if (rows)
             IRGRID_FN(irgrid_rows_padding)(p->dims, scratch);
+#if IRGRID_WIDE_PIXELS
+        else if (p->lanes == 16)
+            irgrid_interleave_f32x16(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch);
+#endif
         else
             IRGRID_FN(irgrid_interleave)(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch);
         held->key = key + 1;

@@ -48,8 +48,8 @@ IRGRID_AVX2_INLINE void SFX(irgrid_block_taps)(const FT* g, irgrid_index p, irgr
     for (r = 0, t = 0; r < rows; r++)
         for (j = 0; j < per_dim; j++, t++) {
             SFX(irgrid_tap)(row_off[r], row_w[r], row_ok[r], d + rank - 1, j, &idx, &w, &ok);
-            /* a pixel is one vector of 32 bytes; the scratch's 8 MiB bound keeps offsets in int32 */
-            ISTOREU(pix[t], ISHL5(KEEP_INDEX(idx, ok, zero_pixel)));
+            /* a pixel is one vector (PIXEL_OFFSET: its bytes); the scratch's 8 MiB bound keeps offsets in int32 */
+            ISTOREU(pix[t], PIXEL_OFFSET(KEEP_INDEX(idx, ok, zero_pixel)));
             if (mode != 0)
                 STOREU(wt[t], w);
         }
@@ -74,6 +74,7 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
     const int per_dim = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     const int taps = rank == 3 ? per_dim * per_dim * per_dim : per_dim * per_dim;
     const VI zero_pixel = ISET1((int)plane);
+    const int stream = LANES == 16 && IRGRID_STREAMS(y, y_cstride, channels, FT);
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
     if (n > 0)
@@ -95,8 +96,14 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
                                       acc[lane]);
         }
         TRANSPOSE(acc);
-        IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c);
+        if (stream && m == LANES)
+            for (c = 0; c < channels; c++)
+                STREAM(y + c * y_cstride + p, acc[c]);
+        else
+            IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c);
     }
+    if (stream)
+        _mm_sfence();
     return nf;
 }
 

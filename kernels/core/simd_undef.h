@@ -37,4 +37,4 @@
 #undef TRANSPOSE
 #undef ISTOREU
 #undef KEEP_INDEX
-#undef ISHL5
+#undef PIXEL_OFFSET

@@ -61,7 +61,7 @@ cdef bint simd_on = irgrid_grid_sample_simd_available() and os.environ.get("IRGR
 cdef int bin_policy = 1  # 0 never, 1 where the binning judges a span scattered, 2 always (where it applies)
 cdef int interleave_policy = 1  # 0 never, 1 from a few channels on, 2 wherever it fits
 cdef int gather_policy = 1  # 0 scalar loads, 1 whichever this CPU runs faster, 2 AVX2 gathers
-cdef int avx512_policy = 1  # the gather path's f32 taps: 0 8 lanes at a time, 1 16 in 2-D, 2 16 (AVX-512 CPUs)
+cdef int avx512_policy = 1  # f32 512-bit code (AVX-512 CPUs): 0 never, 1 where grid_sample.c's wide_call and its users choose, 2 always
 # The policies use_binning and use_interleave choose between, and their codes (grid_sample.h's
 # IRGRID_POLICY_*).
 cdef dict POLICIES = {"never": 0, "auto": 1, "always": 2}
@@ -97,9 +97,10 @@ def use_gathers(str policy) -> str:
 
 
 def use_avx512(str policy) -> str:
-    """Choose how the gather path computes f32 taps where this CPU has AVX-512 (`avx512_available()`):
-    16 lanes at a time ("always"; "auto": in 2-D, on calls of 512 points or more) or 8 with AVX2
-    ("never"); the same bits every way.
+    """Choose where f32 calls run 512-bit code on a CPU with AVX-512 (`avx512_available()`): the gather
+    path's taps 16 lanes at a time and the interleaved path's pixels of 16 channels ("always"; "auto":
+    on calls of 512 points or more, taps in 2-D and 3-D trilinear of one to three channels, pixels
+    from 9 channels on), or neither ("never": 8 lanes, 8-channel pixels); the same bits every way.
     Returns the previous policy. For tests and comparisons."""
     global avx512_policy
     was = POLICY_NAMES[avx512_policy]

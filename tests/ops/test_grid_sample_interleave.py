@@ -1,11 +1,13 @@
 """GridSample's channel-interleaved vector path (2-D and 3-D nearest, linear and cubic: groups of 8
-f32 / 4 f64 channels copied into a scratch of pixels, a zero pixel for dropped taps), forced with
-`sampling.use_interleave("always")`, against onnxruntime GridSample-20 in f64 (which runs all but 3-D
+f32 / 4 f64 channels copied into a scratch of pixels, or 16 f32 channels on CPUs with AVX-512, a zero
+pixel for dropped taps), forced with `sampling.use_interleave("always")`, against onnxruntime GridSample-20 in f64 (which runs all but 3-D
 cubic) and, for 3-D cubic, onnx.reference's GridSample-22:
 
 - every channel count 1..17 (partial groups), odd point counts, all paddings, align_corners, f32, f64;
 - NaN, Inf and huge coordinates among ordinary ones (the scalar path's values for those);
 - zeros padding next to Inf/NaN in X (the zero pixel stands in for dropped taps);
+- pixels of 8 and of 16 f32 channels (`sampling.use_avx512`), and the 16-channel run's non-temporal
+  stores of a large output;
 - 1 vs 2 threads and blockings (points split into spans) bitwise, and bitwise equal to the gather
   path (same FMA chain per output), so AffineGrid fused or not gives the same bits whichever is chosen;
   cubic excepted: its separable runs over a zero-padded row scratch (2-D and 3-D; 3-D cubic has no
@@ -46,6 +48,15 @@ def interleaved():
     sampling.use_interleave(policy)
 
 
+@pytest.fixture(params=["never", "always"], ids=["8-channel pixels", "16-channel pixels"])
+def pixels(request):
+    """The generic interleaved run's f32 pixels: 8 channels, or (with the avx512 policy "always", on a
+    CPU with AVX-512; elsewhere 8 again) 16; cubic's row scratch keeps 8."""
+    was = sampling.use_avx512(request.param)
+    yield request.param
+    sampling.use_avx512(was)
+
+
 def _paths(x, grid, mode, padding, align, threads=2) -> tuple[np.ndarray, np.ndarray]:
     """(interleaved, gather path) outputs."""
     got = sample(x, grid, mode, padding, align, threads)
@@ -68,7 +79,7 @@ def _dims(rank: int, i: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("padding", PADDINGS)
 @CASES
-def test_every_channel_count_matches_onnxruntime(rank, mode, padding, align, dtype):
+def test_every_channel_count_matches_onnxruntime(rank, mode, padding, align, dtype, pixels):
     for channels in range(1, 18):
         rng = keyed_rng("channels", rank, mode, padding, align, channels)
         dims, out_dims = _dims(rank, channels)
@@ -87,7 +98,7 @@ def test_every_channel_count_matches_onnxruntime(rank, mode, padding, align, dty
 @DTYPES
 @pytest.mark.parametrize("padding", PADDINGS)
 @CASES
-def test_special_coordinates(rank, mode, padding, dtype):
+def test_special_coordinates(rank, mode, padding, dtype, pixels):
     """Ordinary points match onnxruntime; NaN, Inf and huge ones the scalar path."""
     check_special_coordinates(rank, mode, padding, dtype, batch=2, channels=11)
 
@@ -95,7 +106,7 @@ def test_special_coordinates(rank, mode, padding, dtype):
 @DTYPES
 @pytest.mark.parametrize("align", [False, True])
 @CASES
-def test_dropped_taps_read_the_zero_pixel(rank, mode, align, dtype):
+def test_dropped_taps_read_the_zero_pixel(rank, mode, align, dtype, pixels):
     """Zeros padding around the edges; X holds Inf/NaN wherever no kept tap reads (the rows' ends,
     the neighbouring pixels and channels of the same group, the partial group's last channel)."""
     check_dropped_taps(rank, mode, align, dtype, (6, 8) if rank == 2 else (4, 6, 5), channels=9)
@@ -104,7 +115,7 @@ def test_dropped_taps_read_the_zero_pixel(rank, mode, align, dtype):
 @DTYPES
 @CASES
 @pytest.mark.parametrize("batch,channels", [(1, 8), (1, 13), (3, 17)])
-def test_threads_and_spans_bitwise_identical(batch, channels, rank, mode, dtype):
+def test_threads_and_spans_bitwise_identical(batch, channels, rank, mode, dtype, pixels):
     """3001 points: one channel group is split into spans of points (more with 2 threads than with 1)."""
     rng = keyed_rng("threads", batch, channels, rank, mode)
     dims = (40, 50) if rank == 2 else (9, 10, 11)
@@ -202,6 +213,35 @@ def test_3d_cubic_streams_a_large_output(padding, dtype):
     finally:
         sampling.use_binning(was)
     np.testing.assert_allclose(unaligned[:, :, :1, :1], expected, **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (3, "linear")])
+def test_16_channel_pixels_stream_a_large_output(rank, mode):
+    """On a CPU with AVX-512 a call of more than 8 f32 channels takes 16-channel pixels by default, and a
+    group's output of 1 MiB or more whose planes start on 64-byte lines goes out a block (16 points, a
+    line per channel) at a time with non-temporal stores (simd_interleave.h): bitwise the values
+    regular stores write into an `out` 16 bytes past a line and the gather path's, at 1 and 2 threads,
+    special coordinates among the points (the scalar path writes theirs after the stream); the first
+    points against onnxruntime. 17 channels: a streamed group and a group of 1 (regular stores)."""
+    rng = keyed_rng("wide-stream", rank, mode)
+    out_dims = (128, 129) if rank == 2 else (2, 64, 129)  # 16512 points: 16 channels' output 1 MiB
+    grid = dyadic(rng, (1, *out_dims, rank), 1.3, oracle_step(rank, mode))
+    x = rng.uniform(-1, 1, (1, 17, *((9, 10) if rank == 2 else (5, 6, 7))))
+    first = grid.reshape(1, *(1,) * (rank - 1), -1, rank)[..., :64, :]
+    expected = run_ort_grid_sample(x, first, mode, "zeros", False)
+    grid.reshape(-1, rank)[1000::997, rng.integers(0, rank)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    x, grid = x.astype(np.float32), grid.astype(np.float32)
+    plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
+    unaligned = unaligned_out(plan.out_shape, np.float32)
+    plan(x, grid, unaligned, 2)
+    for threads in (1, 2):
+        streamed = plan(x, grid, None, threads)
+        assert streamed.ctypes.data % 64 == 0
+        assert streamed.tobytes() == unaligned.tobytes()
+    _, gathered = _paths(x, grid, mode, "zeros", False)
+    assert gathered.tobytes() == unaligned.tobytes()
+    np.testing.assert_allclose(unaligned.reshape(1, 17, -1)[:, :, :64], expected.reshape(1, 17, -1),
+                               **TOLERANCES[np.float32])
 
 
 @DTYPES
