@@ -410,12 +410,12 @@ def first_output(path, feed: dict[str, np.ndarray], threads: int = 2) -> np.ndar
     return next(iter(irgrid.compile_model(path, threads=threads)(feed).values()))
 
 
-def unaligned_out(shape, dtype) -> np.ndarray:
-    """An empty C-contiguous array of `shape` that starts 16 bytes past a 64-byte line (where numpy's
-    large arrays often start): kernels write it with regular stores."""
+def unaligned_out(shape, dtype, offset: int = 16) -> np.ndarray:
+    """An empty C-contiguous array of `shape` that starts `offset` bytes past a 64-byte line (16: where
+    numpy's large arrays often start; 32: where OpenVINO hands an op its output)."""
     size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    raw = np.empty(size + 80, np.uint8)
-    start = -raw.ctypes.data % 64 + 16
+    raw = np.empty(size + 128, np.uint8)
+    start = -raw.ctypes.data % 64 + offset
     return raw[start:start + size].view(dtype).reshape(shape)
 
 

@@ -152,16 +152,17 @@ static int workers_for(int threads, irgrid_index units) {
 /* Whether the interleaved path's generic run (2-D and 3-D nearest and linear, not cubic's row scratch)
    takes pixels of 16 f32 channels (64 bytes, a cache line; simd.h's irgrid_interleaved_sample_f32x16)
    rather than 8, on calls wide_call allows: with the policy ALWAYS, or from 9 channels on (fewer would
-   leave half of each pixel zeros), nearest only where every worker has a group of its own. Nearest's
-   run is cheap, so its copy-in weighs most: with fewer groups than workers each worker copies the
-   whole group in, and 16 or 24 channels at 2 threads took 1.12-1.22x the time of 8-channel pixels
-   (0.71-0.93x at 1 thread; bilinear 0.67-0.97x at 2 threads from 9 channels on; benchmarks/README.md,
-   "16-channel pixels"). Where a group's scratch still fits. */
+   leave half of each pixel zeros) where every worker has a group of its own, or in 2-D bilinear. With
+   fewer groups than workers each worker copies the whole group in for its span of points: 2-D
+   nearest's cheap run then took 1.12-1.22x the time of 8-channel pixels with 16 or 24 channels at 2
+   threads (0.71-0.93x at 1 thread), 3-D trilinear's 16 channels 0.93-1.05x, while 2-D bilinear's
+   took 0.67-0.97x from 9 channels on (benchmarks/README.md, "16-channel pixels"). Where a group's
+   scratch still fits. */
 static int wide_pixels(const irgrid_grid_sample* p) {
     return wide_call(p)
            && (p->avx512 == IRGRID_POLICY_ALWAYS
-               || (p->channels > 8 && (p->mode != IRGRID_MODE_NEAREST
-                                       || p->batch * ceil_div(p->channels, 16) >= (irgrid_index)p->threads)))
+               || (p->channels > 8 && (p->batch * ceil_div(p->channels, 16) >= (irgrid_index)p->threads
+                                       || (p->rank == 2 && p->mode == IRGRID_MODE_LINEAR))))
            && !rows_layout(p->rank, p->mode, p->dims)
            && scratch_pixels(p->rank, p->mode, p->dims, p->plane) * 64 <= INTERLEAVE_MAX_BYTES;
 }

@@ -62,29 +62,37 @@ IRGRID_AVX2_INLINE void SFX(irgrid_block_taps)(const FT* g, irgrid_index p, irgr
    the next block's taps are computed before this block's sums, so the sums' loads have their
    addresses long before they issue and the CPU overlaps their cache misses with that work (Zen 4,
    2 threads: 0.77-0.91x the time on 2-D bilinear, nearest, batched and 3-D trilinear; bicubic and
-   tricubic unchanged within noise). */
+   tricubic unchanged within noise). With 16 lanes (a 64-byte line of f32 outputs a channel) the first
+   block ends where the output's planes reach a line, so that every later block writes whole lines:
+   OpenVINO hands an op outputs on 32-byte boundaries, and there each 64-byte store crossed two lines
+   (the 16-channel run took as long as the 8-channel one inside OpenVINO, 0.51-0.52 ms on 2-D
+   bilinear smooth). A large output's whole lines are streamed (IRGRID_STREAMS). */
 IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, int rank, const irgrid_index* dims,
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) {
     VF acc[LANES], store_mask;
     FT wt[2][IRGRID_INTERLEAVE_TAPS][LANES], lanes[LANES];
     int pix[2][IRGRID_INTERLEAVE_TAPS][LANES], t, lane, cur = 0;  /* two blocks' taps: this one, the next */
-    irgrid_index p, m, c, nf = 0;
+    irgrid_index p, m, next, c, nf = 0;
     const char* bytes = (const char*)s;
     const int per_dim = mode == 0 ? 1 : (mode == 1 ? 2 : 4);
     const int taps = rank == 3 ? per_dim * per_dim * per_dim : per_dim * per_dim;
     const VI zero_pixel = ISET1((int)plane);
-    const int stream = LANES == 16 && IRGRID_STREAMS(y, y_cstride, channels, FT);
+    const uintptr_t misaligned = (uintptr_t)y & 63;
+    const irgrid_index head = LANES == 16 && misaligned % sizeof(FT) == 0 && misaligned
+                              ? (irgrid_index)((64 - misaligned) / sizeof(FT)) : LANES;
+    const int stream = LANES == 16 && IRGRID_STREAMS(y + head % LANES, y_cstride, channels, FT);
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
+    m = n < head ? n : head;  /* this block's points */
     if (n > 0)
-        SFX(irgrid_block_taps)(g, 0, n < LANES ? n : LANES, rank, dims, strides, mode, padding, align, zero_pixel,
-                               pix[0], wt[0], fallback, &nf);
-    for (p = 0; p < n; p += LANES, cur ^= 1) {
-        m = n - p < LANES ? n - p : LANES;
-        if (p + LANES < n)
-            SFX(irgrid_block_taps)(g, p + LANES, n - p - LANES < LANES ? n - p - LANES : LANES, rank, dims, strides,
-                                   mode, padding, align, zero_pixel, pix[cur ^ 1], wt[cur ^ 1], fallback, &nf);
+        SFX(irgrid_block_taps)(g, 0, m, rank, dims, strides, mode, padding, align, zero_pixel, pix[0], wt[0], fallback,
+                               &nf);
+    for (p = 0; p < n; p = next, cur ^= 1) {
+        next = p + m;
+        if (next < n)
+            SFX(irgrid_block_taps)(g, next, n - next < LANES ? n - next : LANES, rank, dims, strides, mode, padding,
+                                   align, zero_pixel, pix[cur ^ 1], wt[cur ^ 1], fallback, &nf);
         for (lane = 0; lane < LANES; lane++)
             acc[lane] = LOADU((const FT*)(bytes + pix[cur][0][lane]));
         if (taps > 1) {
@@ -101,6 +109,7 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
                 STREAM(y + c * y_cstride + p, acc[c]);
         else
             IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c);
+        m = n - next < LANES ? n - next : LANES;
     }
     if (stream)
         _mm_sfence();

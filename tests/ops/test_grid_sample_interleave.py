@@ -218,11 +218,12 @@ def test_3d_cubic_streams_a_large_output(padding, dtype):
 @pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (3, "linear")])
 def test_16_channel_pixels_stream_a_large_output(rank, mode):
     """On a CPU with AVX-512 a call of more than 8 f32 channels takes 16-channel pixels by default, and a
-    group's output of 1 MiB or more whose planes start on 64-byte lines goes out a block (16 points, a
-    line per channel) at a time with non-temporal stores (simd_interleave.h): bitwise the values
-    regular stores write into an `out` 16 bytes past a line and the gather path's, at 1 and 2 threads,
-    special coordinates among the points (the scalar path writes theirs after the stream); the first
-    points against onnxruntime. 17 channels: a streamed group and a group of 1 (regular stores)."""
+    group's output of 1 MiB or more whose planes are 64-byte multiples goes out a block (16 points, a
+    line per channel) at a time with non-temporal stores (simd_interleave.h), after a first block up to
+    the next line where the output starts off one: bitwise the same into a fresh output (on a line) and
+    into outputs 16 and 32 bytes past a line, and the gather path's (regular stores), at 1 and 2
+    threads, special coordinates among the points (the scalar path writes theirs after the stream); the
+    first points against onnxruntime. 17 channels: a streamed group and a group of 1 (regular stores)."""
     rng = keyed_rng("wide-stream", rank, mode)
     out_dims = (128, 129) if rank == 2 else (2, 64, 129)  # 16512 points: 16 channels' output 1 MiB
     grid = dyadic(rng, (1, *out_dims, rank), 1.3, oracle_step(rank, mode))
@@ -232,15 +233,16 @@ def test_16_channel_pixels_stream_a_large_output(rank, mode):
     grid.reshape(-1, rank)[1000::997, rng.integers(0, rank)] = SPECIALS[rng.integers(0, len(SPECIALS))]
     x, grid = x.astype(np.float32), grid.astype(np.float32)
     plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
-    unaligned = unaligned_out(plan.out_shape, np.float32)
-    plan(x, grid, unaligned, 2)
+    _, gathered = _paths(x, grid, mode, "zeros", False)
     for threads in (1, 2):
         streamed = plan(x, grid, None, threads)
         assert streamed.ctypes.data % 64 == 0
-        assert streamed.tobytes() == unaligned.tobytes()
-    _, gathered = _paths(x, grid, mode, "zeros", False)
-    assert gathered.tobytes() == unaligned.tobytes()
-    np.testing.assert_allclose(unaligned.reshape(1, 17, -1)[:, :, :64], expected.reshape(1, 17, -1),
+        assert streamed.tobytes() == gathered.tobytes()
+        for offset in (16, 32):
+            unaligned = unaligned_out(plan.out_shape, np.float32, offset)
+            plan(x, grid, unaligned, threads)
+            assert unaligned.tobytes() == gathered.tobytes(), offset
+    np.testing.assert_allclose(gathered.reshape(1, 17, -1)[:, :, :64], expected.reshape(1, 17, -1),
                                **TOLERANCES[np.float32])
 
 
