@@ -36,8 +36,8 @@ enum {
 #define BIN_SEGMENT ((irgrid_index)1 << 20)
 
 /* The state a worker keeps between units, in its scratch's header (zeroed by irgrid_worker_reset): the
-   channel group its scratch holds (key + 1; 0: none yet) and the slices of its outermost dim [lo, hi)
-   copied in so far (hold_slices). */
+   channel group its scratch holds (key + 1; 0: none yet) and a row scratch's planes [lo, hi) copied in
+   so far (hold_planes). */
 typedef struct {
     irgrid_index key, lo, hi;
 } irgrid_held;
@@ -120,8 +120,8 @@ static int items_run(const irgrid_grid_sample* p) {
 
 /* Whether a call may run 512-bit code (the gather path's 16-lane taps, wide_taps; the interleaved path's
    16-channel pixels, wide_pixels): f32 where the CPU has AVX-512 F/VL/BW/DQ, with the policy ALWAYS, or
-   AUTO on calls of WIDE_MIN_POINTS points or more. On small calls the 512-bit instructions cost more than they save, in the code that runs after them: on Intel's
-   server cores they lower the clock for a while (the AVX-512 frequency licence). Measured on a Cascade
+   AUTO on calls of WIDE_MIN_POINTS points or more. On small calls the 512-bit instructions cost more
+   than they save, in the code that runs after them: on Intel's server cores they lower the clock for a while (the AVX-512 frequency licence). Measured on a Cascade
    Lake Xeon, a tiny GridSample inside OpenVINO took 1.12x the time by 16 lanes at 4 points and 1.07x at
    256, 0.95x at 1024; irgrid's own calls followed by scalar work, 0.95x at 529 points (benchmarks/
    README.md, "Small calls by 8 lanes"). The two give the same bits, so the choice changes only time. */

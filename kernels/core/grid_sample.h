@@ -67,10 +67,11 @@ typedef struct irgrid_grid_sample {
                                                  (ALWAYS), scalar loads (NEVER) or, AUTO, whichever this
                                                  CPU runs faster (irgrid_grid_sample_gathers_pay); the
                                                  same bits either way */
-    int avx512;                               /* IRGRID_POLICY_*: the gather path's f32 taps 16 lanes at a
-                                                 time where the CPU has AVX-512 F/VL/BW/DQ (ALWAYS; AUTO:
-                                                 in 2-D from 512 points) or 8 (NEVER); the same bits
-                                                 either way */
+    int avx512;                               /* IRGRID_POLICY_*: f32 512-bit code where the CPU has
+                                                 AVX-512 F/VL/BW/DQ: the gather path's taps 16 lanes at a
+                                                 time and the interleaved path's 16-channel pixels (ALWAYS;
+                                                 AUTO: grid_sample.c's wide_taps and wide_pixels) or
+                                                 neither (NEVER); the same bits either way */
     int threads;                              /* workers the driver will run: units are split so each
                                                  has some; no bit depends on it */
 
@@ -102,7 +103,7 @@ int irgrid_grid_sample_simd_available(void);
    Gather Data Sampling microcode mitigation; AMD Zen), so no constant chooses well everywhere. */
 int irgrid_grid_sample_gathers_pay(void);
 
-/* 1 when this CPU has AVX-512 F, VL, BW and DQ, for the gather path's 16-lane f32 taps (the `avx512` policy). */
+/* 1 when this CPU has AVX-512 F, VL, BW and DQ, for the 16-lane f32 taps and pixels (the `avx512` policy). */
 int irgrid_grid_sample_wide_available(void);
 
 /* Checks the problem (0 or an IRGRID_E_* code), derives the fields above and the schedule. Cheap

@@ -324,8 +324,9 @@ IRGRID_AVX512_INLINE void irgrid_cubic_ps16(__m512 t, __m512* w) {
 #include "simd_taps.h"
 /* The interleaved path's generic run with pixels of 16 f32 channels (64 bytes, a cache line): a point's
    tap is one load for 16 channels, its taps are computed once per 16 channels instead of 8, and the
-   16 x 16 transposes (in and out) take a third fewer shuffles per value than 8 x 8. Why: on 2-D nearest
-   the interleaved run and its copy-in were the whole time (benchmarks/README.md, "16-channel pixels").
+   16 x 16 transposes (in and out) take a third fewer shuffles per value than 8 x 8. Why: the run and
+   its copy-in are the whole time of many-channel nearest and linear calls (benchmarks/README.md,
+   "16-channel pixels").
    The same taps (simd_taps.h at 16 lanes gives the 8-lane bits) and the same FMA chain per channel, so
    the same bits as 8-channel pixels. */
 IRGRID_AVX512_INLINE void irgrid_transpose_ps16(__m512* r) {

@@ -95,7 +95,8 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_taps)(const FT* g, irgrid_index p, irgr
         /* the zero plane, a plane's zero row, a row's zero pixel */
         const VI zeros = ISET1((int)(dims[k] * strides[k]));
         for (j = 0; j < 4; j++) {
-            ISTOREU(pix[k][j], PIXEL_OFFSET(KEEP_INDEX(d[k].off[j], k ? ANDNOT(no_plane, d[k].ok[j]) : d[k].ok[j], zeros)));
+            ISTOREU(pix[k][j],
+                    PIXEL_OFFSET(KEEP_INDEX(d[k].off[j], k ? ANDNOT(no_plane, d[k].ok[j]) : d[k].ok[j], zeros)));
             STOREU(wt[k][j], d[k].w[j]);
         }
     }
@@ -129,7 +130,8 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_window)(const FT* g, irgrid_index p, ir
     SFX(irgrid_record_fallback)(bad, p, m, fallback, nf);
     /* a dim without taps, or a fallback lane: plane D + 3 (row H + 3), the first of the 4 trailing zero
        planes (rows) */
-    ISTOREU(first, PIXEL_OFFSET(KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all), ISET1((int)((dims[0] + 3) * pitches[0])))));
+    ISTOREU(first,
+            PIXEL_OFFSET(KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all), ISET1((int)((dims[0] + 3) * pitches[0])))));
 }
 
 /* One row's four x taps (byte offsets x within the row), weighted. */
