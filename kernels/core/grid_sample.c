@@ -149,21 +149,27 @@ static int workers_for(int threads, irgrid_index units) {
     return (int)(units < threads ? (units > 1 ? units : 1) : (threads > 1 ? threads : 1));
 }
 
-/* Whether the interleaved path's generic run (2-D and 3-D nearest and linear, not cubic's row scratch)
-   takes pixels of 16 f32 channels (64 bytes, a cache line; simd.h's irgrid_interleaved_sample_f32x16)
-   rather than 8, on calls wide_call allows: with the policy ALWAYS, or from 9 channels on (fewer would
-   leave half of each pixel zeros) where every worker has a group of its own, or in 2-D bilinear. With
-   fewer groups than workers each worker copies the whole group in for its span of points: 2-D
-   nearest's cheap run then took 1.12-1.22x the time of 8-channel pixels with 16 or 24 channels at 2
-   threads (0.71-0.93x at 1 thread), 3-D trilinear's 16 channels 0.93-1.05x, while 2-D bilinear's
-   took 0.67-0.97x from 9 channels on (benchmarks/README.md, "16-channel pixels"). Where a group's
-   scratch still fits. */
+/* Whether the interleaved path takes pixels of 16 f32 channels (64 bytes, a cache line; simd.h's
+   irgrid_interleaved_sample_f32x16, irgrid_cubic2d_run_f32x16) rather than 8, on calls wide_call
+   allows, where a group's scratch still fits. 2-D cubic's row scratch: with the policy ALWAYS or from 9
+   channels on (its run outweighs the copy-in: 0.63-0.90x the time at 12 to 32 channels); 3-D cubic's
+   never (its random grids took 1.16-1.39x: benchmarks/README.md, "16-channel pixels for 2-D cubic").
+   The generic run (2-D and 3-D nearest and linear, cubic where no row scratch fits): with the policy
+   ALWAYS, or from 9 channels on (fewer would leave half of each pixel zeros) where every worker has a
+   group of its own, or in 2-D bilinear. With fewer groups than workers each worker copies the whole
+   group in for its span of points: 2-D nearest's cheap run then took 1.12-1.22x the time of
+   8-channel pixels with 16 or 24 channels at 2 threads (0.71-0.93x at 1 thread), 3-D trilinear's 16
+   channels 0.93-1.05x, while 2-D bilinear's took 0.67-0.97x from 9 channels on (benchmarks/README.md,
+   "16-channel pixels"). */
 static int wide_pixels(const irgrid_grid_sample* p) {
-    return wide_call(p)
-           && (p->avx512 == IRGRID_POLICY_ALWAYS
-               || (p->channels > 8 && (p->batch * ceil_div(p->channels, 16) >= (irgrid_index)p->threads
-                                       || (p->rank == 2 && p->mode == IRGRID_MODE_LINEAR))))
-           && !rows_layout(p->rank, p->mode, p->dims)
+    if (!wide_call(p))
+        return 0;
+    if (rows_layout(p->rank, p->mode, p->dims))
+        return p->rank == 2 && (p->avx512 == IRGRID_POLICY_ALWAYS || p->channels > 8)
+               && row_pixels(p->rank, p->dims) * 64 <= INTERLEAVE_MAX_BYTES;
+    return (p->avx512 == IRGRID_POLICY_ALWAYS
+            || (p->channels > 8 && (p->batch * ceil_div(p->channels, 16) >= (irgrid_index)p->threads
+                                    || (p->rank == 2 && p->mode == IRGRID_MODE_LINEAR))))
            && scratch_pixels(p->rank, p->mode, p->dims, p->plane) * 64 <= INTERLEAVE_MAX_BYTES;
 }
 

@@ -1,6 +1,14 @@
 /* grid_sample.c's chunk functions for one float type: included once per type with IRGRID_T (the float)
    and IRGRID_FN(name) (its suffixed name, also that of simd.h's functions for the type) defined. */
 
+/* simd.h's interleaved-path function `name` for plan p's pixels: the 16-channel one where the plan took
+   them (f32 only: IRGRID_WIDE_PIXELS), the type's own otherwise. */
+#if IRGRID_WIDE_PIXELS
+#define IRGRID_PIXELS_FN(p, name) ((p)->lanes == 16 ? name##_f32x16 : IRGRID_FN(name))
+#else
+#define IRGRID_PIXELS_FN(p, name) IRGRID_FN(name)
+#endif
+
 /* The taps of one point at normalised coordinates g (innermost dim first) into off / wt. Returns their
    count: 0 when the point samples only zeros padding, -1 when it is NaN. */
 static inline irgrid_index IRGRID_FN(point_taps)(const IRGRID_T* g, irgrid_index rank, const irgrid_index* dims,
@@ -170,20 +178,15 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     const irgrid_index rank = p->rank;
     const int rows = rows_layout(rank, p->mode, p->dims);
     if (scratch != NULL && rank == 2 && rows)
-        n_fallback = IRGRID_FN(irgrid_cubic2d_run)(scratch, g, yb, n, channels, y_cstride, p->dims, p->padding,
-                                                   p->align_corners, fallback);
+        n_fallback = IRGRID_PIXELS_FN(p, irgrid_cubic2d_run)(scratch, g, yb, n, channels, y_cstride, p->dims,
+                                                             p->padding, p->align_corners, fallback);
     else if (scratch != NULL && rows)
         n_fallback = IRGRID_FN(irgrid_cubic3d_run)(scratch, g, yb, n, channels, y_cstride, by_point, p->dims,
                                                    p->padding, p->align_corners, fallback);
-#if IRGRID_WIDE_PIXELS
-    else if (scratch != NULL && p->lanes == 16)
-        n_fallback = irgrid_interleaved_sample_f32x16(scratch, g, yb, n, channels, y_cstride, p->plane, rank, p->dims,
-                                                      p->strides, p->mode, p->padding, p->align_corners, fallback);
-#endif
     else if (scratch != NULL)
-        n_fallback = IRGRID_FN(irgrid_interleaved_sample)(scratch, g, yb, n, channels, y_cstride, p->plane, rank,
-                                                          p->dims, p->strides, p->mode, p->padding, p->align_corners,
-                                                          fallback);
+        n_fallback = IRGRID_PIXELS_FN(p, irgrid_interleaved_sample)(scratch, g, yb, n, channels, y_cstride, p->plane,
+                                                                    rank, p->dims, p->strides, p->mode, p->padding,
+                                                                    p->align_corners, fallback);
     else
         n_fallback = IRGRID_FN(irgrid_simd_sample)(xb, g, yb, n, channels, p->plane, y_cstride, rank, p->dims,
                                                    p->strides, p->mode, p->padding, p->align_corners, p->loads,
@@ -193,8 +196,8 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
         count = IRGRID_FN(point_taps)(g + i * rank, rank, p->dims, p->strides, p->mode, p->padding,
                                       p->align_corners, tap_off, tap_w);
         if (by_point)
-            IRGRID_FN(apply_taps)(xb, yb + i * (PIXEL_BYTES / (irgrid_index)sizeof(IRGRID_T)), channels, p->plane, 1,
-                                  p->max_taps, 0, 0, 1, tap_off, tap_w, &count);
+            IRGRID_FN(apply_taps)(xb, yb + i * p->lanes, channels, p->plane, 1, p->max_taps, 0, 0, 1, tap_off, tap_w,
+                                  &count);
         else
             IRGRID_FN(apply_taps)(xb, yb, channels, p->plane, y_cstride, p->max_taps, 0, i, 1, tap_off, tap_w, &count);
     }
@@ -319,7 +322,7 @@ static void IRGRID_FN(sort_chunk)(const irgrid_grid_sample* p, const IRGRID_T* g
 static void IRGRID_FN(binned_span)(const irgrid_grid_sample* p, irgrid_index batch_index, irgrid_index start,
                                    irgrid_index stop, irgrid_index c0, irgrid_index c1, IRGRID_T* scratch,
                                    irgrid_held* held, const irgrid_bins* bins) {
-    const irgrid_index rank = p->rank, lanes = PIXEL_BYTES / (irgrid_index)sizeof(IRGRID_T), points = p->points;
+    const irgrid_index rank = p->rank, lanes = p->lanes, points = p->points;
     irgrid_index n, s, m;
     const IRGRID_T* gb;
     IRGRID_T* out = (IRGRID_T*)bins->out;
@@ -361,15 +364,12 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
         return;
     if (held->key != key + 1) {
         if (rows && p->rank == 2)
-            IRGRID_FN(irgrid_interleave_plane2d)(x + (b * channels + c0) * plane, c1 - c0, plane, p->dims, scratch);
+            IRGRID_PIXELS_FN(p, irgrid_interleave_plane2d)(x + (b * channels + c0) * plane, c1 - c0, plane, p->dims,
+                                                           scratch);
         else if (rows)
             IRGRID_FN(irgrid_rows_padding)(p->dims, scratch);
-#if IRGRID_WIDE_PIXELS
-        else if (p->lanes == 16)
-            irgrid_interleave_f32x16(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch);
-#endif
         else
-            IRGRID_FN(irgrid_interleave)(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch);
+            IRGRID_PIXELS_FN(p, irgrid_interleave)(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch);
         held->key = key + 1;
         held->lo = held->hi = 0;
     }
@@ -419,3 +419,5 @@ static void IRGRID_FN(run)(const irgrid_grid_sample* p, int phase, void* shared,
         return;
     }
 }
+
+#undef IRGRID_PIXELS_FN

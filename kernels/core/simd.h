@@ -291,6 +291,10 @@ IRGRID_AVX512_INLINE void irgrid_cubic_ps16(__m512 t, __m512* w) {
         w[j] = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo[j])), _mm512_cvtpd_ps(hi[j]), 1);
 }
 
+/* Keys' weights in f32 for the cubic runs' 16-channel pixels: the 8-lane irgrid_cubic_native_ps's
+   operations (no FMA contraction in either build), so the same bits. */
+IRGRID_KEYS_FN(irgrid_cubic_native_ps16, __m512, _mm512_set1_ps, _mm512_add_ps, _mm512_sub_ps, _mm512_mul_ps)
+
 #define IRGRID_MASK16(m) _mm512_movepi32_mask(_mm512_castps_si512(m))
 #define FT float
 #define SFX(name) name##_f32x16
@@ -320,7 +324,7 @@ IRGRID_AVX512_INLINE void irgrid_cubic_ps16(__m512 t, __m512* w) {
 #define DENORMALIZE irgrid_denormalize_ps16
 #define CUBIC irgrid_cubic_ps16
 #define NATIVE_DENORMALIZE irgrid_denormalize_native_ps16
-#define NATIVE_CUBIC irgrid_cubic_ps16  /* (no native cubic taps at 16 lanes: never called) */
+#define NATIVE_CUBIC irgrid_cubic_native_ps16
 #include "simd_taps.h"
 /* The interleaved path's generic run with pixels of 16 f32 channels (64 bytes, a cache line): a point's
    tap is one load for 16 channels, its taps are computed once per 16 channels instead of 8, and the
@@ -365,6 +369,12 @@ IRGRID_AVX512_INLINE void irgrid_transpose_ps16(__m512* r) {
 #undef IRGRID_AVX2
 #define IRGRID_AVX2 IRGRID_AVX512
 #include "simd_interleave.h"
+/* 2-D cubic's run over its row scratch too (irgrid_cubic2d_run_f32x16), the same sums per channel. 3-D
+   cubic keeps 8-channel pixels: its random grids are memory-bound, and twice the scratch per worker
+   took 1.16-1.39x the time there (benchmarks/README.md, "16-channel pixels for 2-D cubic"). */
+#define IRGRID_CUBIC_2D_ONLY 1
+#include "simd_cubic.h"
+#undef IRGRID_CUBIC_2D_ONLY
 #pragma pop_macro("IRGRID_AVX2")
 #include "simd_undef.h"
 #undef IRGRID_AVX2_INLINE
@@ -522,6 +532,11 @@ static irgrid_index irgrid_interleaved_sample_f64(const double* s, const double*
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
 static void irgrid_interleave_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
         irgrid_index plane, float* s) {}
+static void irgrid_interleave_plane2d_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, float* s) {}
+static irgrid_index irgrid_cubic2d_run_f32x16(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) { return -1; }
 static irgrid_index irgrid_interleaved_sample_f32x16(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }

@@ -15,68 +15,6 @@
    taps (irgrid_cubic_taps) are 4 plane, 4 row and 4 pixel offsets per point.
    grid_sample.c takes this run wherever that scratch fits (`rows_layout`), the generic one elsewhere. */
 
-/* The zero planes of that scratch (dims D, H, W of (D + 7) * (H + 3) * (W + 3) pixels): the 3 before
-   the volume's planes and the 4 after them. */
-static IRGRID_AVX2 void SFX(irgrid_rows_padding)(const irgrid_index* dims, FT* s) {
-    const irgrid_index plane_pitch = (dims[1] + 3) * (dims[2] + 3) * LANES;
-    memset(s, 0, (size_t)(3 * plane_pitch) * sizeof(FT));
-    memset(s + (dims[0] + 3) * plane_pitch, 0, (size_t)(4 * plane_pitch) * sizeof(FT));
-}
-
-/* Planes [z0, z1) of the group's planes (x + c * x_cstride, dims D, H, W) into s with the zero rows
-   and pixels before their rows (irgrid_rows_padding zeroes the planes around them). */
-static IRGRID_AVX2 void SFX(irgrid_interleave_rows)(const FT* x, irgrid_index channels, irgrid_index x_cstride,
-                                                    const irgrid_index* dims, irgrid_index z0, irgrid_index z1, FT* s) {
-    const irgrid_index width = dims[2], pitch = (width + 3) * LANES, plane_pitch = (dims[1] + 3) * pitch;
-    irgrid_index z, r, j;
-    FT* row;
-    for (z = z0; z < z1; z++) {
-        memset(s + (z + 3) * plane_pitch, 0, (size_t)(3 * pitch) * sizeof(FT));
-        for (r = 0; r < dims[1]; r++) {
-            row = s + (z + 3) * plane_pitch + (r + 3) * pitch;
-            for (j = 0; j < 3; j++)
-                STOREU(row + j * LANES, ZERO());
-            /* its W pixels, then a zero pixel: the next row's first (or the next plane's first zero
-               row's), which is zero anyway */
-            SFX(irgrid_interleave)(x + (z * dims[1] + r) * width, channels, x_cstride, width, row + 3 * LANES);
-        }
-    }
-}
-
-/* The least and greatest depth (the third coordinate) of 3-D points [0, n) of g into *lo and *hi, NaN
-   skipped (a vector minimum or maximum with NaN first keeps the other operand; +-inf if all are NaN):
-   grid_sample.c's hold_planes, before each block of points. Three vectors hold LANES points, a depth
-   at every third float. */
-static IRGRID_AVX2 void SFX(irgrid_depth_range)(const FT* g, irgrid_index n, FT* lo, FT* hi) {
-    VF low[3], high[3];
-    FT lows[3 * LANES], highs[3 * LANES], least = (FT)INFINITY, most = (FT)-INFINITY, v;
-    irgrid_index p = 0, i;
-    for (i = 0; i < 3; i++) {
-        low[i] = SET1(least);
-        high[i] = SET1(most);
-    }
-    for (; p + LANES <= n; p += LANES)
-        for (i = 0; i < 3; i++) {
-            low[i] = VMIN(LOADU(g + p * 3 + i * LANES), low[i]);
-            high[i] = VMAX(LOADU(g + p * 3 + i * LANES), high[i]);
-        }
-    for (i = 0; i < 3; i++) {
-        STOREU(lows + i * LANES, low[i]);
-        STOREU(highs + i * LANES, high[i]);
-    }
-    for (i = 2; i < 3 * LANES; i += 3) {
-        least = lows[i] < least ? lows[i] : least;
-        most = highs[i] > most ? highs[i] : most;
-    }
-    for (; p < n; p++) {
-        v = g[p * 3 + 2];
-        least = v < least ? v : least;
-        most = v > most ? v : most;
-    }
-    *lo = least;
-    *hi = most;
-}
-
 /* The taps of points [p, p + m) (m <= LANES) of a rank-2 or rank-3 grid for irgrid_cubic2d_run or
    irgrid_cubic3d_run with border or reflection padding: per dim (outermost first) 4 byte offsets from
    the scratch's first pixel (dropped ones at that dim's index D, H or W, which is padding) and 4
@@ -275,21 +213,6 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_cubic_run)(const FT* s, const FT* g, 
     return nf;
 }
 
-/* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
-   software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
-   zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin), and each
-   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows). A planar
-   output of at least IRGRID_STREAM_MIN_BYTES whose channel planes start on 64-byte lines (a
-   SamplePlan's fresh output does) is written a pair of blocks at a time, one whole line per channel,
-   with non-temporal stores; then the same values as regular stores. With zeros padding a point one of
-   whose dims keeps no tap (irgrid_cubic_window's zero window) is 0 without its 80 FMAs: about a
-   tenth of a uniform grid in [-1.1, 1.1]'s points, 0.97x the time on it at one thread. */
-static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
-        irgrid_index channels, irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align,
-        irgrid_index* fallback) {
-    return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, by_point, 3, dims, padding, align, fallback);
-}
-
 /* The 2-D row scratch of a group (dims H, W; (H + 7) * (W + 3) pixels): its H rows of W pixels, each
    after 3 zero pixels, after 3 zero rows and before 4 (one plane of irgrid_interleave_rows' layout
    and the 4 trailing zero rows, the zero window), so that with zeros padding a point's 16 taps lie at
@@ -321,3 +244,84 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic2d_run)(const FT* s, const FT* g
         irgrid_index* fallback) {
     return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, 0, 2, dims, padding, align, fallback);
 }
+
+/* 3-D cubic's own row scratch and run: compiled for 8-channel pixels only (with 16-channel ones its
+   random grids took longer, simd.h). */
+#if !IRGRID_CUBIC_2D_ONLY
+/* The zero planes of that scratch (dims D, H, W of (D + 7) * (H + 3) * (W + 3) pixels): the 3 before
+   the volume's planes and the 4 after them. */
+static IRGRID_AVX2 void SFX(irgrid_rows_padding)(const irgrid_index* dims, FT* s) {
+    const irgrid_index plane_pitch = (dims[1] + 3) * (dims[2] + 3) * LANES;
+    memset(s, 0, (size_t)(3 * plane_pitch) * sizeof(FT));
+    memset(s + (dims[0] + 3) * plane_pitch, 0, (size_t)(4 * plane_pitch) * sizeof(FT));
+}
+
+/* Planes [z0, z1) of the group's planes (x + c * x_cstride, dims D, H, W) into s with the zero rows
+   and pixels before their rows (irgrid_rows_padding zeroes the planes around them). */
+static IRGRID_AVX2 void SFX(irgrid_interleave_rows)(const FT* x, irgrid_index channels, irgrid_index x_cstride,
+                                                    const irgrid_index* dims, irgrid_index z0, irgrid_index z1, FT* s) {
+    const irgrid_index width = dims[2], pitch = (width + 3) * LANES, plane_pitch = (dims[1] + 3) * pitch;
+    irgrid_index z, r, j;
+    FT* row;
+    for (z = z0; z < z1; z++) {
+        memset(s + (z + 3) * plane_pitch, 0, (size_t)(3 * pitch) * sizeof(FT));
+        for (r = 0; r < dims[1]; r++) {
+            row = s + (z + 3) * plane_pitch + (r + 3) * pitch;
+            for (j = 0; j < 3; j++)
+                STOREU(row + j * LANES, ZERO());
+            /* its W pixels, then a zero pixel: the next row's first (or the next plane's first zero
+               row's), which is zero anyway */
+            SFX(irgrid_interleave)(x + (z * dims[1] + r) * width, channels, x_cstride, width, row + 3 * LANES);
+        }
+    }
+}
+
+/* The least and greatest depth (the third coordinate) of 3-D points [0, n) of g into *lo and *hi, NaN
+   skipped (a vector minimum or maximum with NaN first keeps the other operand; +-inf if all are NaN):
+   grid_sample.c's hold_planes, before each block of points. Three vectors hold LANES points, a depth
+   at every third float. */
+static IRGRID_AVX2 void SFX(irgrid_depth_range)(const FT* g, irgrid_index n, FT* lo, FT* hi) {
+    VF low[3], high[3];
+    FT lows[3 * LANES], highs[3 * LANES], least = (FT)INFINITY, most = (FT)-INFINITY, v;
+    irgrid_index p = 0, i;
+    for (i = 0; i < 3; i++) {
+        low[i] = SET1(least);
+        high[i] = SET1(most);
+    }
+    for (; p + LANES <= n; p += LANES)
+        for (i = 0; i < 3; i++) {
+            low[i] = VMIN(LOADU(g + p * 3 + i * LANES), low[i]);
+            high[i] = VMAX(LOADU(g + p * 3 + i * LANES), high[i]);
+        }
+    for (i = 0; i < 3; i++) {
+        STOREU(lows + i * LANES, low[i]);
+        STOREU(highs + i * LANES, high[i]);
+    }
+    for (i = 2; i < 3 * LANES; i += 3) {
+        least = lows[i] < least ? lows[i] : least;
+        most = highs[i] > most ? highs[i] : most;
+    }
+    for (; p < n; p++) {
+        v = g[p * 3 + 2];
+        least = v < least ? v : least;
+        most = v > most ? v : most;
+    }
+    *lo = least;
+    *hi = most;
+}
+
+/* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
+   software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
+   zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin), and each
+   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows). A planar
+   output of at least IRGRID_STREAM_MIN_BYTES whose channel planes start on 64-byte lines (a
+   SamplePlan's fresh output does) is written a pair of blocks at a time, one whole line per channel,
+   with non-temporal stores; then the same values as regular stores. With zeros padding a point one of
+   whose dims keeps no tap (irgrid_cubic_window's zero window) is 0 without its 80 FMAs: about a
+   tenth of a uniform grid in [-1.1, 1.1]'s points, 0.97x the time on it at one thread. */
+static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) {
+    return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, by_point, 3, dims, padding, align, fallback);
+}
+#endif

@@ -100,7 +100,7 @@ def use_avx512(str policy) -> str:
     """Choose where f32 calls run 512-bit code on a CPU with AVX-512 (`avx512_available()`): the gather
     path's taps 16 lanes at a time and the interleaved path's pixels of 16 channels ("always"; "auto":
     on calls of 512 points or more, taps in 2-D and 3-D trilinear of one to three channels, pixels
-    from 9 channels on), or neither ("never": 8 lanes, 8-channel pixels); the same bits every way.
+    from 9 channels on but in 3-D cubic), or neither ("never": 8 lanes, 8-channel pixels); the same bits every way.
     Returns the previous policy. For tests and comparisons."""
     global avx512_policy
     was = POLICY_NAMES[avx512_policy]

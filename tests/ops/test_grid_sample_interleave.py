@@ -50,8 +50,8 @@ def interleaved():
 
 @pytest.fixture(params=["never", "always"], ids=["8-channel pixels", "16-channel pixels"])
 def pixels(request):
-    """The generic interleaved run's f32 pixels: 8 channels, or (with the avx512 policy "always", on a
-    CPU with AVX-512; elsewhere 8 again) 16; cubic's row scratch keeps 8."""
+    """The interleaved runs' f32 pixels: 8 channels, or (with the avx512 policy "always", on a CPU with
+    AVX-512; elsewhere 8 again) 16, 2-D cubic's row scratch included; 3-D cubic's keeps 8."""
     was = sampling.use_avx512(request.param)
     yield request.param
     sampling.use_avx512(was)
@@ -179,6 +179,39 @@ def test_cubic_generic_run_where_the_row_scratch_does_not_fit(rank, padding, dty
 def test_3d_cubic_special_coordinates(padding, dtype):
     """As test_special_coordinates (no border: its out-of-range points have no oracle, see above)."""
     check_special_coordinates(3, "cubic", padding, dtype, batch=2, channels=11)
+
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_2d_cubic_16_channel_pixels_bitwise_as_8(padding, align):
+    """On a CPU with AVX-512, 2-D cubic of more than 8 f32 channels runs over a row scratch of 16-channel
+    pixels by default (simd.h's irgrid_cubic2d_run_f32x16): every channel's sums are those of 8-channel
+    pixels, so bitwise the same outputs, at 1 and 2 threads, with 9 to 17 channels (a partial group of
+    16, a group of 1), special coordinates among the points; the ordinary points against onnxruntime."""
+    if not sampling.avx512_available():
+        pytest.skip("16-channel pixels need AVX-512")
+    rng = keyed_rng("cubic2d-wide", padding, align)
+    x = rng.uniform(-1, 1, (2, 17, 23, 37))
+    grid = dyadic(rng, (2, 29, 31, 2), 1.3)  # 899 points an item: past the 512 of a 512-bit call
+    expected = run_ort_grid_sample(x, grid, "cubic", padding, align)
+    ordinary = np.ones(grid.shape[:-1], bool)
+    ordinary.reshape(-1)[100::97] = False
+    grid.reshape(-1, 2)[100::97, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    x, grid = x.astype(np.float32), grid.astype(np.float32)
+    was = sampling.use_avx512("never")
+    try:
+        for channels in (9, 16, 17):
+            sampling.use_avx512("never")
+            narrow = sample(x[:, :channels], grid, "cubic", padding, align, 2)
+            sampling.use_avx512("auto")
+            for threads in (1, 2):
+                wide = sample(x[:, :channels], grid, "cubic", padding, align, threads)
+                assert wide.tobytes() == narrow.tobytes(), (channels, threads)
+            np.testing.assert_allclose(wide.transpose(0, 2, 3, 1)[ordinary],
+                                       expected[:, :channels].transpose(0, 2, 3, 1)[ordinary], **TOLERANCES[np.float32],
+                                       err_msg=f"C={channels}")
+    finally:
+        sampling.use_avx512(was)
 
 
 @DTYPES
