@@ -119,6 +119,9 @@ def _cases(quick: bool) -> list[dict]:
                     for mode in ("bilinear", "nearest", "bicubic")]
     sample_cases.append(dict(name="grid_sample/2d_bilinear_batched", mode="bilinear",
                              x=(nb, cb, sb, sb), grid=(nb, sb, sb, 2), peers=gs2))
+    # A large image: 512 x 512 planes, whose group of 8 channels' scratch passes 8 MiB.
+    sample_cases.append(dict(name="grid_sample/2d_bilinear_large", mode="bilinear", x=(1, 16, 512, 512),
+                             grid=(1, 512, 512, 2), peers=gs2))
     # OpenVINO's GridSample-9 is 4-D only (the rank-5 IR is irgrid1, which it cannot read): not run.
     # onnxruntime and torch have no 3-D cubic: they are tried anyway and their refusal is reported.
     sample_cases += [dict(name=f"grid_sample/3d_{mode}", mode=mode, x=(1, c3, d3, s3, s3), grid=(1, d3, s3, s3, 3),

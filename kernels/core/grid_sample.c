@@ -23,8 +23,9 @@ enum {
    MiB, so that random grids' gathers hit L2/L3 and the TLB, while each point's taps are computed once
    for that many channels. */
 #define SIMD_GROUP_BYTES ((irgrid_index)2 << 20)
-/* Interleaved path: its scratch per worker at most this (a group's planes, interleaved), and chosen
-   by default from this many channels on, 3-D nearest (one tap) from more. */
+/* Interleaved path: its scratch per worker at most this (a group's planes, interleaved; larger ones
+   where scratch_fits allows), and chosen by default from this many channels on, 3-D nearest (one tap)
+   from more. */
 #define INTERLEAVE_MAX_BYTES ((irgrid_index)8 << 20)
 #define INTERLEAVE_MIN_CHANNELS 4
 #define INTERLEAVE_MIN_CHANNELS_3D_NEAREST 16
@@ -65,16 +66,37 @@ static irgrid_index row_pixels(irgrid_index rank, const irgrid_index* dims) {
     return (dims[0] + 7) * (dims[1] + 3) * (dims[2] + 3);
 }
 
-/* Whether a cubic group goes through a row scratch and its separable run (irgrid_cubic2d_run,
-   irgrid_cubic3d_run): wherever that scratch fits INTERLEAVE_MAX_BYTES. Otherwise (the row scratch is
-   slightly larger) the plane and one zero pixel serve irgrid_interleaved_sample's generic run. */
-static inline int rows_layout(irgrid_index rank, int mode, const irgrid_index* dims) {
-    return mode == IRGRID_MODE_CUBIC && (rank == 2 || rank == 3)
-           && row_pixels(rank, dims) * PIXEL_BYTES <= INTERLEAVE_MAX_BYTES;
+static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
+static irgrid_index min_index(irgrid_index a, irgrid_index b) { return a < b ? a : b; }
+
+/* Whether a worker's interleaved scratch of `bytes` (pixels of 8 f32 / 4 f64 channels) is taken: up to
+   INTERLEAVE_MAX_BYTES, or beyond (a plane of 256K pixels or more: 512 x 512 and up) where the
+   gather path measured slower and memory stays bounded: every worker has a channel group of its own,
+   so that none copies a group another copies too (or cubic, whose gather path took 6-8x the time
+   even where two workers copied one group), all workers' scratches within INTERLEAVE_X_SHARE times X's own bytes, a worker's
+   within INTERLEAVE_LARGE_BYTES (byte offsets in int32). Measured: benchmarks/README.md, "Large
+   planes". */
+#define INTERLEAVE_X_SHARE 4
+#define INTERLEAVE_LARGE_BYTES ((irgrid_index)1 << 30)
+static int scratch_fits(const irgrid_grid_sample* p, irgrid_index bytes) {
+    const irgrid_index itemsize = p->dtype == IRGRID_F32 ? 4 : 8, threads = p->threads > 1 ? p->threads : 1;
+    const irgrid_index groups = p->batch * ceil_div(p->channels, PIXEL_BYTES / itemsize);
+    return bytes <= INTERLEAVE_MAX_BYTES
+           || (bytes <= INTERLEAVE_LARGE_BYTES && (groups >= threads || p->mode == IRGRID_MODE_CUBIC)
+               && threads * bytes <= INTERLEAVE_X_SHARE * p->batch * p->channels * p->plane * itemsize);
 }
 
-static irgrid_index scratch_pixels(irgrid_index rank, int mode, const irgrid_index* dims, irgrid_index plane) {
-    return rows_layout(rank, mode, dims) ? row_pixels(rank, dims) : plane + 1;
+/* Whether a cubic call goes through a row scratch and its separable run (irgrid_cubic2d_run,
+   irgrid_cubic3d_run): wherever that scratch fits (scratch_fits). Otherwise (the row scratch is
+   slightly larger) the plane and one zero pixel serve irgrid_interleaved_sample's generic run. */
+static int rows_layout(const irgrid_grid_sample* p) {
+    return p->mode == IRGRID_MODE_CUBIC && (p->rank == 2 || p->rank == 3)
+           && scratch_fits(p, row_pixels(p->rank, p->dims) * PIXEL_BYTES);
+}
+
+/* Pixels of a group's scratch: the row scratch's (the plan's `rows`) or the plane's and a zero pixel. */
+static irgrid_index scratch_pixels(const irgrid_grid_sample* p) {
+    return p->rows ? row_pixels(p->rank, p->dims) : p->plane + 1;
 }
 
 /* The bins of segment [first, last) in `shared` (slot, coordinates, sorted flags) and `worker` (after
@@ -142,9 +164,6 @@ static int wide_taps(const irgrid_grid_sample* p) {
                                 && p->channels <= IRGRID_PAIRS_CHANNELS));
 }
 
-static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
-static irgrid_index min_index(irgrid_index a, irgrid_index b) { return a < b ? a : b; }
-
 static int workers_for(int threads, irgrid_index units) {
     return (int)(units < threads ? (units > 1 ? units : 1) : (threads > 1 ? threads : 1));
 }
@@ -160,27 +179,26 @@ static int workers_for(int threads, irgrid_index units) {
    group in for its span of points: 2-D nearest's cheap run then took 1.12-1.22x the time of
    8-channel pixels with 16 or 24 channels at 2 threads (0.71-0.93x at 1 thread), 3-D trilinear's 16
    channels 0.93-1.05x, while 2-D bilinear's took 0.67-0.97x from 9 channels on (benchmarks/README.md,
-   "16-channel pixels"). */
+   "16-channel pixels"). Only within INTERLEAVE_MAX_BYTES: larger scratches (planes of 256K pixels and
+   more) keep 8-channel pixels, half the scratch (benchmarks/README.md, "Large planes"). */
 static int wide_pixels(const irgrid_grid_sample* p) {
-    if (!wide_call(p))
+    if (!wide_call(p) || scratch_pixels(p) * 64 > INTERLEAVE_MAX_BYTES)
         return 0;
-    if (rows_layout(p->rank, p->mode, p->dims))
-        return p->rank == 2 && (p->avx512 == IRGRID_POLICY_ALWAYS || p->channels > 8)
-               && row_pixels(p->rank, p->dims) * 64 <= INTERLEAVE_MAX_BYTES;
-    return (p->avx512 == IRGRID_POLICY_ALWAYS
-            || (p->channels > 8 && (p->batch * ceil_div(p->channels, 16) >= (irgrid_index)p->threads
-                                    || (p->rank == 2 && p->mode == IRGRID_MODE_LINEAR))))
-           && scratch_pixels(p->rank, p->mode, p->dims, p->plane) * 64 <= INTERLEAVE_MAX_BYTES;
+    if (p->rows)
+        return p->rank == 2 && (p->avx512 == IRGRID_POLICY_ALWAYS || p->channels > 8);
+    return p->avx512 == IRGRID_POLICY_ALWAYS
+           || (p->channels > 8 && (p->batch * ceil_div(p->channels, 16) >= (irgrid_index)p->threads
+                                   || (p->rank == 2 && p->mode == IRGRID_MODE_LINEAR)));
 }
 
 /* Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not chosen:
-   a group's scratch within INTERLEAVE_MAX_BYTES, the policy (the caller checked that the vector path
-   fits). */
-static irgrid_index interleave_lanes(const irgrid_grid_sample* p, irgrid_index itemsize) {
+   a group's scratch fits (scratch_fits; with cubic's row scratch, the plan's `rows`, where that one
+   fits), the policy (the caller checked that the vector path fits). */
+static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {
     const irgrid_index least = p->rank == 3 && p->mode == IRGRID_MODE_NEAREST ? INTERLEAVE_MIN_CHANNELS_3D_NEAREST
                                                                              : INTERLEAVE_MIN_CHANNELS;
-    if (p->interleave == IRGRID_POLICY_NEVER
-        || scratch_pixels(p->rank, p->mode, p->dims, p->plane) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES
+    p->rows = rows_layout(p);
+    if (p->interleave == IRGRID_POLICY_NEVER || !scratch_fits(p, scratch_pixels(p) * PIXEL_BYTES)
         || (p->interleave == IRGRID_POLICY_AUTO && p->channels < least))
         return 0;
     if (wide_pixels(p))
@@ -201,7 +219,7 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     int binned = 0;
     p->groups = ceil_div(p->channels, p->lanes);
     if (p->binning != IRGRID_POLICY_NEVER && !p->affine && !p->displaced && p->rank == 3
-        && rows_layout(p->rank, p->mode, p->dims)) {
+        && p->rows) {
         p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, p->tiles, p->scale, p->offset,
                                    &p->judge_rows);
         if (p->n_tiles <= BIN_CAPACITY) {  /* else even tiles of every row outnumber a chunk's points */
@@ -221,7 +239,7 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     p->spans = ceil_div(segment, span);
     n_units = items * p->groups * p->spans;
     p->units_per_round = n_units;
-    pixels = scratch_pixels(p->rank, p->mode, p->dims, p->plane);
+    pixels = scratch_pixels(p);
     p->scratch_items = (pixels * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
     s->workers = workers_for(p->threads, n_units);
     s->in_order = 1;
@@ -311,6 +329,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     memset(s, 0, sizeof(*s));
     p->loads = 0;
     p->wide = 0;
+    p->rows = 0;
     if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
         return IRGRID_E_MODE;
     if (rank < 1 || rank > IRGRID_MAX_RANK || ((p->affine || p->displaced) && rank > IRGRID_AFFINE_MAX_RANK))

@@ -176,7 +176,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     IRGRID_T tap_w[SIMD_MAX_TAPS];
     irgrid_index i, j, count, n_fallback;
     const irgrid_index rank = p->rank;
-    const int rows = rows_layout(rank, p->mode, p->dims);
+    const int rows = p->rows;
     if (scratch != NULL && rank == 2 && rows)
         n_fallback = IRGRID_PIXELS_FN(p, irgrid_cubic2d_run)(scratch, g, yb, n, channels, y_cstride, p->dims,
                                                              p->padding, p->align_corners, fallback);
@@ -358,7 +358,7 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
     const irgrid_index c0 = key % p->groups * p->lanes, p0 = first + unit % p->spans * p->span;
     const irgrid_index c1 = c0 + p->lanes < channels ? c0 + p->lanes : channels;
     const irgrid_index p1 = p0 + p->span < last ? p0 + p->span : last;
-    const int rows = rows_layout(p->rank, p->mode, p->dims);
+    const int rows = p->rows;
     const IRGRID_T* x = (const IRGRID_T*)p->data;
     if (p0 >= p1)
         return;

@@ -48,7 +48,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_block_taps)(const FT* g, irgrid_index p, irgr
     for (r = 0, t = 0; r < rows; r++)
         for (j = 0; j < per_dim; j++, t++) {
             SFX(irgrid_tap)(row_off[r], row_w[r], row_ok[r], d + rank - 1, j, &idx, &w, &ok);
-            /* a pixel is one vector (PIXEL_OFFSET: its bytes); the scratch's 8 MiB bound keeps offsets in int32 */
+            /* a pixel is one vector (PIXEL_OFFSET: its bytes); the scratch's 1 GiB bound keeps offsets in int32 */
             ISTOREU(pix[t], PIXEL_OFFSET(KEEP_INDEX(idx, ok, zero_pixel)));
             if (mode != 0)
                 STOREU(wt[t], w);

@@ -51,6 +51,12 @@ cdef extern from "grid_sample.h":
         IRGRID_POLICY_NEVER
         IRGRID_POLICY_AUTO
         IRGRID_POLICY_ALWAYS
+    enum:
+        IRGRID_GS_BLOCKS
+        IRGRID_GS_GATHER
+        IRGRID_GS_INTERLEAVE
+        IRGRID_GS_BINNED
+        IRGRID_GS_ITEMS
     ctypedef struct irgrid_displacement:
         irgrid_index channels
         irgrid_index component[IRGRID_AFFINE_MAX_RANK]
@@ -71,6 +77,8 @@ cdef extern from "grid_sample.h":
         int simd, interleave, binning, gathers, avx512, threads
         irgrid_index points
         irgrid_schedule schedule
+        int path, rows
+        irgrid_index lanes
     int irgrid_grid_sample_simd_available() noexcept nogil
     int irgrid_grid_sample_gathers_pay() noexcept nogil
     int irgrid_grid_sample_wide_available() noexcept nogil

@@ -157,21 +157,64 @@ def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dty
 def test_cubic_generic_run_where_the_row_scratch_does_not_fit(rank, padding, dtype):
     """Cubic's own runs read a scratch padded with zeros (3 pixels before each row, 3 rows before
     each plane, in 3-D 3 planes before the volume and 4 after it, in 2-D 4 rows after the plane). An
-    image whose row scratch exceeds the 8 MiB limit while its plane and one zero pixel fit (3-D:
-    71 * 67 * 66 against 64 * 64 * 63 + 1 pixels of 32 bytes; 2-D: 517 * 513 against 510 * 510 + 1)
-    takes the generic interleaved run instead: the oracle agrees."""
+    image whose row scratch exceeds 8 MiB while its plane and one zero pixel fit (3-D: 71 * 67 * 66
+    against 64 * 64 * 63 + 1 pixels of 32 bytes; 2-D: 517 * 513 against 510 * 510 + 1), one channel,
+    so that two workers' row scratches would exceed 4x X's bytes (grid_sample.c's scratch_fits), takes
+    the generic interleaved run instead: the oracle agrees."""
     dims = (64, 64, 63) if rank == 3 else (510, 510)
     rows = (71 * 67 * 66) if rank == 3 else (517 * 513)
-    assert rows * 32 > 8 << 20 >= (np.prod(dims) + 1) * 32  # sampling.pyx's INTERLEAVE_MAX_BYTES
+    assert rows * 32 > 8 << 20 >= (np.prod(dims) + 1) * 32  # grid_sample.c's INTERLEAVE_MAX_BYTES
     rng = keyed_rng("cubic-generic", rank, padding, dtype)
-    x = rng.uniform(-1, 1, (1, 4, *dims))
+    x = rng.uniform(-1, 1, (1, 1, *dims))
     grid = dyadic(rng, (1, *(2, 3, 5)[3 - rank:], rank), 1.6, oracle_step(rank, "cubic"))
     if padding == "border":  # within the pixel range, as in the test above
         edge = 1 - 1 / np.array(dims[::-1], float)
         grid = np.clip(grid, -edge, edge)
     expected = CUBIC_ORACLE[rank](x, grid, "cubic", padding, False)
-    got = sample(x.astype(dtype), grid.astype(dtype), "cubic", padding, False, 2)
+    plan = sample_plan(x.shape, grid.shape, dtype, "cubic", padding, False)
+    assert plan.route(2) == f"interleaved {32 // np.dtype(dtype).itemsize}"
+    got = plan(x.astype(dtype), grid.astype(dtype), None, 2)
     np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
+
+
+# Planes just past the 8 MiB of 8-channel pixels (256K pixels and one zero pixel), 16 channels: two
+# groups, one for each of two workers.
+LARGE_DIMS = {2: (512, 513), 3: (64, 64, 65)}
+
+
+@pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "linear")])
+def test_large_planes_interleave_past_8_mib(rank, mode):
+    """A plane of 256K pixels or more (512 x 512 and up) takes the interleaved path with a scratch past
+    8 MiB where every worker has a channel group of its own (its gather path measured 1.3-8x slower,
+    benchmarks/README.md, "Large planes"), 8-channel pixels, cubic over its row scratch: against
+    onnxruntime at f64, 1 and 2 threads bitwise, and (but cubic, whose row run sums in its own order)
+    bitwise the gather path's."""
+    rng = keyed_rng("large-plane", rank, mode)
+    x = rng.uniform(-1, 1, (1, 16, *LARGE_DIMS[rank]))
+    grid = dyadic(rng, (1, *(3, 7, 9)[3 - rank:], rank), 1.2)
+    grid.reshape(-1)[:12] = np.resize([-1.0, 1.0, 0.0], 12)  # the edges and the centre exactly
+    expected = run_ort_grid_sample(x, grid, mode, "zeros", False)
+    x, grid = x.astype(np.float32), grid.astype(np.float32)
+    plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
+    assert plan.route(2) == "interleaved 8" + (" rows" if mode == "cubic" else "")
+    two = plan(x, grid, None, 2)
+    assert plan(x, grid, None, 1).tobytes() == two.tobytes()
+    np.testing.assert_allclose(two, expected, **TOLERANCES[np.float32])
+    if mode != "cubic":
+        _, gathered = _paths(x, grid, mode, "zeros", False)
+        assert two.tobytes() == gathered.tobytes()
+
+
+def test_large_planes_bounded_scratch():
+    """Past 8 MiB a worker's scratch is taken only where no worker copies a group another copies too
+    (cubic excepted, whose gather path is the slowest) and all workers' scratches stay within 4x X's
+    bytes: one group of 8 channels on two workers takes the gather path for bilinear and the row
+    scratch for cubic (2 x 8.4 MiB within 4 x 8 MiB), on 32 workers the gather path for both."""
+    shape, grid = (1, 8, *LARGE_DIMS[2]), (1, 4, 4, 2)
+    linear = sample_plan(shape, grid, np.float32, "linear", "zeros", False)
+    cubic = sample_plan(shape, grid, np.float32, "cubic", "zeros", False)
+    assert (linear.route(1), linear.route(2), linear.route(32)) == ("interleaved 8", "gather", "gather")
+    assert (cubic.route(1), cubic.route(2), cubic.route(32)) == ("interleaved 8 rows",) * 2 + ("gather",)
 
 
 @DTYPES

@@ -39,8 +39,12 @@ constexpr int64_t MAX_ELEMENTS = int64_t(1) << 20;
 // 5,574), 2^17 1,098 but lost 40 edges, of paths that start at large calls.
 constexpr int64_t MAX_WORK = int64_t(1) << 19;
 // ... and a plan's scratch, per worker and shared, must stay within this: the core's own limits are
-// 8 MiB of interleaved planes plus bins, and 2^20 points' sorted coordinates (grid_sample.c).
+// 8 MiB of interleaved planes plus bins, and 2^20 points' sorted coordinates (grid_sample.c); past it,
+// GridSample's interleaved planes of large images within MAX_LARGE_SCRATCH a worker and, for all
+// workers together, LARGE_SCRATCH_SHARE times the data's bytes (grid_sample.c's scratch_fits).
 constexpr size_t MAX_SCRATCH = size_t(64) << 20;
+constexpr size_t MAX_LARGE_SCRATCH = size_t(1) << 30;
+constexpr int64_t LARGE_SCRATCH_SHARE = 4;
 
 // a * b, or -1 when either is negative or the product passes 2^60 (so that the harness' sizes, and sums
 // of a few of them, never overflow).

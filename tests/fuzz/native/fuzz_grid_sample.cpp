@@ -5,7 +5,8 @@
 // (NaN, +-Inf, 1e30, 3.4e38, denormals, exact halves at chosen places).
 //
 // Oracle (docs/fuzzing.md): no sanitizer report; the plan refuses with an IRGRID_E_* code, never
-// crashes, and accepts every small valid problem; its scratch stays within fuzz::MAX_SCRATCH; the
+// crashes, and accepts every small valid problem; its scratch stays within fuzz::MAX_SCRATCH (or, for
+// a large image's planes, within what that image's bytes allow, common.hpp); the
 // output is the same bits planned for 1 thread and run on one worker as planned for the fuzzed thread
 // hint and run on 2-5 workers in any grouping (every output written, no scratch read before it is
 // written); with the vector paths off, fused equals AffineGrid then GridSample and a displacement warp
@@ -191,13 +192,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
         return 0;
     }
     const irgrid_schedule& s = planned.schedule;
-    FUZZ_CHECK(s.worker_bytes <= MAX_SCRATCH && s.shared_bytes <= MAX_SCRATCH, (long long)s.worker_bytes,
-               (long long)s.shared_bytes);
-    FUZZ_CHECK(s.workers <= (p.threads > 1 ? p.threads : 1), s.workers, p.threads);
-    FUZZ_CHECK(planned.path >= IRGRID_GS_BLOCKS && planned.path <= IRGRID_GS_ITEMS, planned.path);
-
     const int64_t plane = product(p.dims, p.rank), points = product(p.out_dims, p.rank);
     const int64_t data_n = times(times(p.batch, p.channels), plane);
+    const int64_t hint = p.threads > 1 ? p.threads : 1, past = int64_t(s.worker_bytes) - int64_t(MAX_SCRATCH);
+    FUZZ_CHECK(s.shared_bytes <= MAX_SCRATCH
+                   && (s.worker_bytes <= MAX_SCRATCH
+                       || (s.worker_bytes <= MAX_LARGE_SCRATCH + MAX_SCRATCH
+                           && times(hint, past) <= times(LARGE_SCRATCH_SHARE, times(data_n, p.dtype == IRGRID_F32 ? 4 : 8)))),
+               (long long)s.worker_bytes, (long long)s.shared_bytes);
+    FUZZ_CHECK(s.workers <= hint, s.workers, p.threads);
+    FUZZ_CHECK(planned.path >= IRGRID_GS_BLOCKS && planned.path <= IRGRID_GS_ITEMS, planned.path);
+
     const int64_t coords_n = p.affine      ? times(p.batch, times(p.rank, p.rank + 1))
                              : p.displaced ? times(times(p.batch, points), p.displacement.channels)
                                            : times(times(p.batch, points), p.rank);
