@@ -69,29 +69,64 @@ static irgrid_index row_pixels(irgrid_index rank, const irgrid_index* dims) {
 static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
 static irgrid_index min_index(irgrid_index a, irgrid_index b) { return a < b ? a : b; }
 
-/* Whether a worker's interleaved scratch of `bytes` (pixels of 8 f32 / 4 f64 channels) is taken: up to
-   INTERLEAVE_MAX_BYTES, or beyond (a plane of 256K pixels or more: 512 x 512 and up) where the
-   gather path measured slower and memory stays bounded: every worker has a channel group of its own,
-   so that none copies a group another copies too (or cubic, whose gather path took 6-8x the time
-   even where two workers copied one group), all workers' scratches within INTERLEAVE_X_SHARE times X's own bytes, a worker's
-   within INTERLEAVE_LARGE_BYTES (byte offsets in int32). Measured: benchmarks/README.md, "Large
-   planes". */
+/* Past INTERLEAVE_MAX_BYTES a group's interleaved scratch (a plane of 256K pixels or more: 512 x 512
+   and up), where the gather path measured several times slower (benchmarks/README.md, "Large planes"),
+   is taken within INTERLEAVE_LARGE_BYTES (byte offsets in int32) and with the scratches of a call
+   together within INTERLEAVE_X_SHARE times X's own bytes: */
 #define INTERLEAVE_X_SHARE 4
 #define INTERLEAVE_LARGE_BYTES ((irgrid_index)1 << 30)
+
+static irgrid_index x_share(const irgrid_grid_sample* p) {
+    return INTERLEAVE_X_SHARE * p->batch * p->channels * p->plane * (p->dtype == IRGRID_F32 ? 4 : 8);
+}
+
+/* Channel groups of 8 f32 / 4 f64 channels (the pixels of scratches past INTERLEAVE_MAX_BYTES). */
+static irgrid_index own_groups(const irgrid_grid_sample* p) {
+    return p->batch * ceil_div(p->channels, PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8));
+}
+
+/* Whether the workers of a call share one scratch (not a row scratch): past INTERLEAVE_MAX_BYTES with
+   fewer channel groups than workers, where each would copy the whole large group in for its span of
+   points, and more channels than half a pixel's (with fewer the copy writes twice X's bytes or more:
+   4 channels of 2-D bilinear on 512 x 512 took 1.1-1.3x the gather path's time, 8 channels 0.5-0.6x).
+   (Below INTERLEAVE_MAX_BYTES a shared scratch lost on random grids: each worker's copied half stays
+   dirty in its own core's L2, benchmarks/README.md, "16-channel pixels".) */
+static int shared_large(const irgrid_grid_sample* p, irgrid_index bytes) {
+    const irgrid_index lanes = PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8);
+    return !p->rows && bytes > INTERLEAVE_MAX_BYTES && own_groups(p) < (p->threads > 1 ? p->threads : 1)
+           && p->channels > lanes / 2;
+}
+
+/* Whether the interleaved path takes a scratch of `bytes` a group (the plane's, not the row scratch):
+   up to INTERLEAVE_MAX_BYTES; past it (above) one per worker where every worker has a group of its
+   own, the workers' together within x_share, or one shared (shared_large) within x_share. */
 static int scratch_fits(const irgrid_grid_sample* p, irgrid_index bytes) {
-    const irgrid_index itemsize = p->dtype == IRGRID_F32 ? 4 : 8, threads = p->threads > 1 ? p->threads : 1;
-    const irgrid_index groups = p->batch * ceil_div(p->channels, PIXEL_BYTES / itemsize);
-    return bytes <= INTERLEAVE_MAX_BYTES
-           || (bytes <= INTERLEAVE_LARGE_BYTES && (groups >= threads || p->mode == IRGRID_MODE_CUBIC)
-               && threads * bytes <= INTERLEAVE_X_SHARE * p->batch * p->channels * p->plane * itemsize);
+    if (bytes <= INTERLEAVE_MAX_BYTES)
+        return 1;
+    if (bytes > INTERLEAVE_LARGE_BYTES)
+        return 0;
+    if (own_groups(p) >= (p->threads > 1 ? p->threads : 1))
+        return (p->threads > 1 ? p->threads : 1) * bytes <= x_share(p);
+    return shared_large(p, bytes) && bytes <= x_share(p);
 }
 
 /* Whether a cubic call goes through a row scratch and its separable run (irgrid_cubic2d_run,
-   irgrid_cubic3d_run): wherever that scratch fits (scratch_fits). Otherwise (the row scratch is
-   slightly larger) the plane and one zero pixel serve irgrid_interleaved_sample's generic run. */
+   irgrid_cubic3d_run): up to INTERLEAVE_MAX_BYTES, or past it (above) within x_share, its workers then
+   as many as x_share holds (row_workers). Never by the thread count: the row runs sum in their own
+   order, so this choice sets cubic's bits. Otherwise the plane and one zero pixel serve
+   irgrid_interleaved_sample's generic run. */
 static int rows_layout(const irgrid_grid_sample* p) {
+    const irgrid_index bytes = row_pixels(p->rank, p->dims) * PIXEL_BYTES;
     return p->mode == IRGRID_MODE_CUBIC && (p->rank == 2 || p->rank == 3)
-           && scratch_fits(p, row_pixels(p->rank, p->dims) * PIXEL_BYTES);
+           && (bytes <= INTERLEAVE_MAX_BYTES || (bytes <= INTERLEAVE_LARGE_BYTES && bytes <= x_share(p)));
+}
+
+/* The most workers a row scratch of `bytes` a worker allows: all within INTERLEAVE_MAX_BYTES, past it
+   as many as x_share holds (the gather path took 6-8x the time of two workers' row runs on a group of
+   8 channels that both copied, benchmarks/README.md, "Large planes"). */
+static int row_workers(const irgrid_grid_sample* p, irgrid_index bytes, int workers) {
+    const irgrid_index most = bytes <= INTERLEAVE_MAX_BYTES ? workers : x_share(p) / bytes;
+    return most < 1 ? 1 : (most < workers ? (int)most : workers);
 }
 
 /* Pixels of a group's scratch: the row scratch's (the plan's `rows`) or the plane's and a zero pixel. */
@@ -198,7 +233,7 @@ static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsiz
     const irgrid_index least = p->rank == 3 && p->mode == IRGRID_MODE_NEAREST ? INTERLEAVE_MIN_CHANNELS_3D_NEAREST
                                                                              : INTERLEAVE_MIN_CHANNELS;
     p->rows = rows_layout(p);
-    if (p->interleave == IRGRID_POLICY_NEVER || !scratch_fits(p, scratch_pixels(p) * PIXEL_BYTES)
+    if (p->interleave == IRGRID_POLICY_NEVER || (!p->rows && !scratch_fits(p, scratch_pixels(p) * PIXEL_BYTES))
         || (p->interleave == IRGRID_POLICY_AUTO && p->channels < least))
         return 0;
     if (wide_pixels(p))
@@ -244,6 +279,26 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     s->workers = workers_for(p->threads, n_units);
     s->in_order = 1;
     s->worker_bytes = (size_t)(IRGRID_WORKER_HEADER + p->scratch_items * itemsize);
+    if (p->rows)
+        s->workers = row_workers(p, p->scratch_items * itemsize, s->workers);
+    if (shared_large(p, pixels * p->lanes * itemsize)) {  /* per (item, group): copy, then sample */
+        p->path = IRGRID_GS_SHARED;
+        if (p->batch > INT_MAX / 2 / p->groups)
+            return IRGRID_E_SIZE;  /* phases are numbered in an int */
+        p->piece = round64(ceil_div(p->plane, 2 * (irgrid_index)p->threads));
+        p->spans = min_index(2 * (irgrid_index)p->threads, ceil_div(p->points, SIMD_BLOCK));
+        p->span = ceil_div(p->points, p->spans);
+        p->spans = ceil_div(p->points, p->span);
+        s->phases = 2;
+        s->rounds = p->batch * p->groups;
+        s->units[0] = ceil_div(p->plane, p->piece);
+        s->units[1] = p->spans;
+        s->workers = workers_for(p->threads, s->units[0] > s->units[1] ? s->units[0] : s->units[1]);
+        s->in_order = 0;
+        s->worker_bytes = 0;
+        s->shared_bytes = (size_t)(p->scratch_items * itemsize);
+        return IRGRID_OK;
+    }
     if (!binned) {
         p->path = IRGRID_GS_INTERLEAVE;
         s->phases = 1;

@@ -6,14 +6,15 @@
    (batch, r, r + 1), or, `displaced`, at the output points moved by a displacement field (batch, m,
    *out_dims) (irgrid_displacement); the output is (batch, channels, *out_dims). All are contiguous.
 
-   The plan chooses one of five paths (grid_sample.c; why each, and what each measured:
+   The plan chooses one of six paths (grid_sample.c; why each, and what each measured:
    benchmarks/README.md, "GridSample's paths: measurements"): the scalar blocks (any rank and mode),
    the AVX2 gather path (2-D, 3-D nearest/linear), its 2-D bilinear pair reads run across the items of
    a batch of small one-channel items (RAFT's lookups: IRGRID_GS_ITEMS, units of SIMD_BLOCK points of
    the whole batch), the interleaved path (channels copied into a per-worker scratch as one vector per
-   pixel; from a few channels on), and, for 3-D cubic on a grid,
-   the interleaved path with points binned by tile (a sort phase, then the units, per item and segment
-   of points: schedule.rounds). A point's result depends only on its coordinates and the path, never
+   pixel; from a few channels on), for large planes with fewer channel groups than workers the same
+   with one scratch shared by the workers (IRGRID_GS_SHARED: per item and group a copy phase, then the
+   sampling phase: schedule.rounds), and, for 3-D cubic on a grid, the interleaved path with points
+   binned by tile (a sort phase, then the units, per item and segment of points: schedule.rounds). A point's result depends only on its coordinates and the path, never
    on the blocking or the worker count. */
 #ifndef IRGRID_GRID_SAMPLE_H
 #define IRGRID_GRID_SAMPLE_H
@@ -32,7 +33,14 @@ extern "C" {
 enum { IRGRID_POLICY_NEVER = 0, IRGRID_POLICY_AUTO = 1, IRGRID_POLICY_ALWAYS = 2 };
 
 /* The paths irgrid_grid_sample_plan chooses (its `path`). */
-enum { IRGRID_GS_BLOCKS = 0, IRGRID_GS_GATHER = 1, IRGRID_GS_INTERLEAVE = 2, IRGRID_GS_BINNED = 3, IRGRID_GS_ITEMS = 4 };
+enum {
+    IRGRID_GS_BLOCKS = 0,
+    IRGRID_GS_GATHER = 1,
+    IRGRID_GS_INTERLEAVE = 2,
+    IRGRID_GS_BINNED = 3,
+    IRGRID_GS_ITEMS = 4,
+    IRGRID_GS_SHARED = 5
+};
 
 /* A warp by a displacement field (`displaced`): the output point with multi-index i (innermost first)
    samples at normalised coordinates g_k = ((T)i_k + gain_k * f_k) * scale_k + shift_k, f_k the field's
@@ -87,6 +95,7 @@ typedef struct irgrid_grid_sample {
     irgrid_index group, groups, span, spans;           /* gather and interleaved: channels per group, points per span */
     irgrid_index lanes, units_per_round, segment, segments, scratch_items;  /* interleaved */
     int rows;                                 /* interleaved cubic: a row scratch and its separable run */
+    irgrid_index piece;                       /* shared: pixels a copy unit copies */
     irgrid_index bin_chunk, n_tiles, judge_rows;       /* binned */
     irgrid_index tiles[3];
     double scale[3], offset[3];

@@ -379,9 +379,21 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
         IRGRID_FN(simd_span)(p, starts, steps, b, p0, p1, c0, c1, scratch, rows && p->rank == 3 ? held : NULL);
 }
 
+/* IRGRID_GS_SHARED's copy unit: pixels [start, start + piece) of channels [c0, c1) of item b into the
+   shared scratch, and, in the last piece, the zero pixel after them. */
+static void IRGRID_FN(copy_piece)(const irgrid_grid_sample* p, irgrid_index b, irgrid_index c0, irgrid_index c1,
+                                  irgrid_index start, IRGRID_T* scratch) {
+    const irgrid_index plane = p->plane, n = p->piece < plane - start ? p->piece : plane - start;
+    const IRGRID_T* x = (const IRGRID_T*)p->data + (b * p->channels + c0) * plane + start;
+    if (start + n == plane)
+        IRGRID_FN(irgrid_interleave)(x, c1 - c0, plane, n, scratch + start * p->lanes);
+    else
+        IRGRID_FN(irgrid_interleave_pixels)(x, c1 - c0, plane, n, scratch + start * p->lanes);
+}
+
 static void IRGRID_FN(run)(const irgrid_grid_sample* p, int phase, void* shared, void* worker, irgrid_index begin,
                            irgrid_index end, const IRGRID_T* starts, const IRGRID_T* steps) {
-    irgrid_index u, b, start, round, first, last;
+    irgrid_index u, b, start, round, first, last, c0, c1;
     irgrid_held* held = (irgrid_held*)worker;
     IRGRID_T* scratch = worker ? (IRGRID_T*)((char*)worker + IRGRID_WORKER_HEADER) : NULL;
     irgrid_bins bins;
@@ -401,6 +413,20 @@ static void IRGRID_FN(run)(const irgrid_grid_sample* p, int phase, void* shared,
     case IRGRID_GS_INTERLEAVE:
         for (u = begin; u < end; u++)
             IRGRID_FN(interleave_unit)(p, starts, steps, u, 0, p->points, scratch, held, NULL);
+        return;
+    case IRGRID_GS_SHARED:  /* per round (item b, channel group) the copy phase, then the spans of points */
+        round = phase / 2;
+        b = round / p->groups;
+        c0 = round % p->groups * p->lanes;
+        c1 = c0 + p->lanes < p->channels ? c0 + p->lanes : p->channels;
+        for (u = begin; u < end; u++) {
+            start = u * (phase % 2 == 0 ? p->piece : p->span);
+            if (phase % 2 == 0)
+                IRGRID_FN(copy_piece)(p, b, c0, c1, start, (IRGRID_T*)shared);
+            else
+                IRGRID_FN(simd_span)(p, starts, steps, b, start, start + p->span < p->points ? start + p->span : p->points,
+                                     c0, c1, (IRGRID_T*)shared, NULL);
+        }
         return;
     default:  /* IRGRID_GS_BINNED: per round (item b, segment k) the sort phase, then the units */
         round = phase / 2;

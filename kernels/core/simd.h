@@ -491,6 +491,10 @@ static irgrid_index irgrid_simd_sample_f64(const double* x, const double* g, dou
         int wide, irgrid_index* fallback) { return -1; }
 static void irgrid_interleave_f32(const float* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,
         float* s) {}
+static void irgrid_interleave_pixels_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        irgrid_index n, float* s) {}
+static void irgrid_interleave_pixels_f64(const double* x, irgrid_index channels, irgrid_index x_cstride,
+        irgrid_index n, double* s) {}
 static void irgrid_interleave_f64(const double* x, irgrid_index channels, irgrid_index x_cstride, irgrid_index plane,
         double* s) {}
 static void irgrid_rows_padding_f32(const irgrid_index* dims, float* s) {}

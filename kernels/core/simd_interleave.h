@@ -14,22 +14,29 @@
 #define IRGRID_INTERLEAVE_ROWS 16
 #endif
 
-/* Planes x + c * x_cstride (c < channels <= LANES; the other channels are zeros) of `plane` pixels
-   into s: pixel p's channel c at s[p * LANES + c], then the zero pixel. */
-static IRGRID_AVX2 void SFX(irgrid_interleave)(const FT* x, irgrid_index channels, irgrid_index x_cstride,
-                                               irgrid_index plane, FT* s) {
+/* Pixels [0, n) of planes x + c * x_cstride (c < channels <= LANES; the other channels are zeros)
+   into s: pixel p's channel c at s[p * LANES + c]. */
+static IRGRID_AVX2 void SFX(irgrid_interleave_pixels)(const FT* x, irgrid_index channels, irgrid_index x_cstride,
+                                                      irgrid_index n, FT* s) {
     VF r[LANES];
     irgrid_index p, c;
-    for (p = 0; p + LANES <= plane; p += LANES) {
+    for (p = 0; p + LANES <= n; p += LANES) {
         for (c = 0; c < LANES; c++)
             r[c] = c < channels ? LOADU(x + c * x_cstride + p) : ZERO();
         TRANSPOSE(r);
         for (c = 0; c < LANES; c++)
             STOREU(s + (p + c) * LANES, r[c]);
     }
-    for (; p <= plane; p++)
+    for (; p < n; p++)
         for (c = 0; c < LANES; c++)
-            s[p * LANES + c] = c < channels && p < plane ? x[c * x_cstride + p] : 0;
+            s[p * LANES + c] = c < channels ? x[c * x_cstride + p] : 0;
+}
+
+/* Planes of `plane` pixels into s as irgrid_interleave_pixels puts them, then the zero pixel. */
+static IRGRID_AVX2 void SFX(irgrid_interleave)(const FT* x, irgrid_index channels, irgrid_index x_cstride,
+                                               irgrid_index plane, FT* s) {
+    SFX(irgrid_interleave_pixels)(x, channels, x_cstride, plane, s);
+    STOREU(s + plane * LANES, ZERO());
 }
 
 /* The taps of points [p, p + m) (m <= LANES) for irgrid_interleaved_run: pixel byte offsets into the

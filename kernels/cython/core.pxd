@@ -57,6 +57,7 @@ cdef extern from "grid_sample.h":
         IRGRID_GS_INTERLEAVE
         IRGRID_GS_BINNED
         IRGRID_GS_ITEMS
+        IRGRID_GS_SHARED
     ctypedef struct irgrid_displacement:
         irgrid_index channels
         irgrid_index component[IRGRID_AFFINE_MAX_RANK]

@@ -39,7 +39,7 @@ from libc.string cimport memcmp
 
 from core cimport (
     IRGRID_F32, IRGRID_F64, IRGRID_GS_BINNED, IRGRID_GS_BLOCKS, IRGRID_GS_GATHER, IRGRID_GS_INTERLEAVE,
-    IRGRID_GS_ITEMS, IRGRID_MAX_RANK, IRGRID_MAX_TAPS, IRGRID_MODE_CUBIC, IRGRID_MODE_LINEAR,
+    IRGRID_GS_ITEMS, IRGRID_GS_SHARED, IRGRID_MAX_RANK, IRGRID_MAX_TAPS, IRGRID_MODE_CUBIC, IRGRID_MODE_LINEAR,
     IRGRID_MODE_NEAREST, IRGRID_PAD_BORDER, IRGRID_PAD_REFLECTION, IRGRID_PAD_ZEROS, IRGRID_AFFINE_MAX_RANK,
     irgrid_error_text, irgrid_grid_sample, irgrid_grid_sample_plan, irgrid_grid_sample_run, irgrid_index,
     irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay,
@@ -340,8 +340,9 @@ cdef class SamplePlan:
 
     def route(self, int num_threads=1) -> str:
         """The path a call with `num_threads` threads takes under the current policies: "blocks" (the
-        scalar path), "gather", "items" (a batch of one-channel items as one run), or "interleaved" or
-        "binned" with its pixels' channels and, for cubic's row scratch, "rows" ("interleaved 16 rows").
+        scalar path), "gather", "items" (a batch of one-channel items as one run), or "interleaved",
+        "shared" (one scratch for the workers) or "binned" with its pixels' channels and, for cubic's row
+        scratch, "rows" ("interleaved 16 rows").
         For tests: the paths give the same bits (cubic's row runs excepted), so only this tells them
         apart."""
         cdef irgrid_grid_sample p = self.problem
@@ -351,9 +352,9 @@ cdef class SamplePlan:
         status = irgrid_grid_sample_plan(&p)
         if status:
             raise ValueError(irgrid_error_text(status).decode())
-        if p.path == IRGRID_GS_INTERLEAVE or p.path == IRGRID_GS_BINNED:
-            return (f"{'interleaved' if p.path == IRGRID_GS_INTERLEAVE else 'binned'} {p.lanes}"
-                    + (" rows" if p.rows else ""))
+        if p.path == IRGRID_GS_INTERLEAVE or p.path == IRGRID_GS_BINNED or p.path == IRGRID_GS_SHARED:
+            kind = {IRGRID_GS_INTERLEAVE: "interleaved", IRGRID_GS_BINNED: "binned", IRGRID_GS_SHARED: "shared"}
+            return f"{kind[p.path]} {p.lanes}" + (" rows" if p.rows else "")
         return {IRGRID_GS_BLOCKS: "blocks", IRGRID_GS_GATHER: "gather", IRGRID_GS_ITEMS: "items"}[p.path]
 
     def __call__(self, x, coords, out=None, int num_threads=1):

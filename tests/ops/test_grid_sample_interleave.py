@@ -177,28 +177,31 @@ def test_cubic_generic_run_where_the_row_scratch_does_not_fit(rank, padding, dty
     np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
 
 
-# Planes just past the 8 MiB of 8-channel pixels (256K pixels and one zero pixel), 16 channels: two
-# groups, one for each of two workers.
+# Planes just past the 8 MiB of 8-channel pixels (256K pixels and one zero pixel).
 LARGE_DIMS = {2: (512, 513), 3: (64, 64, 65)}
 
 
+@pytest.mark.parametrize("channels", [16, 8])
 @pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "linear")])
-def test_large_planes_interleave_past_8_mib(rank, mode):
+def test_large_planes_interleave_past_8_mib(rank, mode, channels):
     """A plane of 256K pixels or more (512 x 512 and up) takes the interleaved path with a scratch past
-    8 MiB where every worker has a channel group of its own (its gather path measured 1.3-8x slower,
-    benchmarks/README.md, "Large planes"), 8-channel pixels, cubic over its row scratch: against
-    onnxruntime at f64, 1 and 2 threads bitwise, and (but cubic, whose row run sums in its own order)
-    bitwise the gather path's."""
-    rng = keyed_rng("large-plane", rank, mode)
-    x = rng.uniform(-1, 1, (1, 16, *LARGE_DIMS[rank]))
+    8 MiB (its gather path measured 1.3-8x slower, benchmarks/README.md, "Large planes"), 8-channel
+    pixels: with 16 channels (two groups, one for each of two workers) a scratch per worker; with 8 (one
+    group) one scratch the workers share, copied in pieces first; cubic over its row scratch either way.
+    Against onnxruntime at f64, bitwise the same at 1, 2 and 3 threads, and (but cubic, whose row run
+    sums in its own order) bitwise the gather path's."""
+    rng = keyed_rng("large-plane", rank, mode, channels)
+    x = rng.uniform(-1, 1, (1, channels, *LARGE_DIMS[rank]))
     grid = dyadic(rng, (1, *(3, 7, 9)[3 - rank:], rank), 1.2)
     grid.reshape(-1)[:12] = np.resize([-1.0, 1.0, 0.0], 12)  # the edges and the centre exactly
     expected = run_ort_grid_sample(x, grid, mode, "zeros", False)
     x, grid = x.astype(np.float32), grid.astype(np.float32)
     plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
-    assert plan.route(2) == "interleaved 8" + (" rows" if mode == "cubic" else "")
+    path = "interleaved 8 rows" if mode == "cubic" else ("interleaved 8" if channels == 16 else "shared 8")
+    assert plan.route(2) == path
     two = plan(x, grid, None, 2)
-    assert plan(x, grid, None, 1).tobytes() == two.tobytes()
+    for threads in (1, 3):
+        assert plan(x, grid, None, threads).tobytes() == two.tobytes(), threads
     np.testing.assert_allclose(two, expected, **TOLERANCES[np.float32])
     if mode != "cubic":
         _, gathered = _paths(x, grid, mode, "zeros", False)
@@ -206,15 +209,17 @@ def test_large_planes_interleave_past_8_mib(rank, mode):
 
 
 def test_large_planes_bounded_scratch():
-    """Past 8 MiB a worker's scratch is taken only where no worker copies a group another copies too
-    (cubic excepted, whose gather path is the slowest) and all workers' scratches stay within 4x X's
-    bytes: one group of 8 channels on two workers takes the gather path for bilinear and the row
-    scratch for cubic (2 x 8.4 MiB within 4 x 8 MiB), on 32 workers the gather path for both."""
-    shape, grid = (1, 8, *LARGE_DIMS[2]), (1, 4, 4, 2)
-    linear = sample_plan(shape, grid, np.float32, "linear", "zeros", False)
-    cubic = sample_plan(shape, grid, np.float32, "cubic", "zeros", False)
-    assert (linear.route(1), linear.route(2), linear.route(32)) == ("interleaved 8", "gather", "gather")
-    assert (cubic.route(1), cubic.route(2), cubic.route(32)) == ("interleaved 8 rows",) * 2 + ("gather",)
+    """Past 8 MiB: a scratch per worker only where every worker has a channel group of its own, all of
+    them within 4x X's bytes; else one shared by the workers, from 5 channels on (with 4 or fewer, half
+    of each 8-channel pixel or more is zeros: the gather path); cubic's row scratch wherever it fits 4x
+    X's bytes, at every thread count (its bits depend on it), its workers then as many as fit."""
+    large = (*LARGE_DIMS[2],)
+    route = {(c, m): sample_plan((1, c, *large), (1, 4, 4, 2), np.float32, m, "zeros", False)
+             for c in (4, 8, 32) for m in ("linear", "cubic")}
+    assert [route[32, "linear"].route(t) for t in (1, 2, 32)] == ["interleaved 8", "interleaved 8", "shared 8"]
+    assert [route[8, "linear"].route(t) for t in (1, 2, 32)] == ["interleaved 8", "shared 8", "shared 8"]
+    assert [route[4, "linear"].route(t) for t in (1, 2, 32)] == ["interleaved 8", "gather", "gather"]
+    assert [route[8, "cubic"].route(t) for t in (1, 2, 32)] == ["interleaved 8 rows"] * 3
 
 
 @DTYPES

@@ -40,8 +40,8 @@ constexpr int64_t MAX_ELEMENTS = int64_t(1) << 20;
 constexpr int64_t MAX_WORK = int64_t(1) << 19;
 // ... and a plan's scratch, per worker and shared, must stay within this: the core's own limits are
 // 8 MiB of interleaved planes plus bins, and 2^20 points' sorted coordinates (grid_sample.c); past it,
-// GridSample's interleaved planes of large images within MAX_LARGE_SCRATCH a worker and, for all
-// workers together, LARGE_SCRATCH_SHARE times the data's bytes (grid_sample.c's scratch_fits).
+// GridSample's interleaved planes of large images within MAX_LARGE_SCRATCH a worker (or shared by the
+// workers) and LARGE_SCRATCH_SHARE times the data's bytes in all (grid_sample.c's scratch_fits).
 constexpr size_t MAX_SCRATCH = size_t(64) << 20;
 constexpr size_t MAX_LARGE_SCRATCH = size_t(1) << 30;
 constexpr int64_t LARGE_SCRATCH_SHARE = 4;

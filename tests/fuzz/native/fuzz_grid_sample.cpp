@@ -195,13 +195,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     const int64_t plane = product(p.dims, p.rank), points = product(p.out_dims, p.rank);
     const int64_t data_n = times(times(p.batch, p.channels), plane);
     const int64_t hint = p.threads > 1 ? p.threads : 1, past = int64_t(s.worker_bytes) - int64_t(MAX_SCRATCH);
-    FUZZ_CHECK(s.shared_bytes <= MAX_SCRATCH
+    const int64_t data_share = times(LARGE_SCRATCH_SHARE, times(data_n, p.dtype == IRGRID_F32 ? 4 : 8));
+    FUZZ_CHECK((s.shared_bytes <= MAX_SCRATCH
+                || (s.shared_bytes <= MAX_LARGE_SCRATCH && int64_t(s.shared_bytes) <= data_share))
                    && (s.worker_bytes <= MAX_SCRATCH
-                       || (s.worker_bytes <= MAX_LARGE_SCRATCH + MAX_SCRATCH
-                           && times(hint, past) <= times(LARGE_SCRATCH_SHARE, times(data_n, p.dtype == IRGRID_F32 ? 4 : 8)))),
+                       || (s.worker_bytes <= MAX_LARGE_SCRATCH + MAX_SCRATCH && times(hint, past) <= data_share)),
                (long long)s.worker_bytes, (long long)s.shared_bytes);
     FUZZ_CHECK(s.workers <= hint, s.workers, p.threads);
-    FUZZ_CHECK(planned.path >= IRGRID_GS_BLOCKS && planned.path <= IRGRID_GS_ITEMS, planned.path);
+    FUZZ_CHECK(planned.path >= IRGRID_GS_BLOCKS && planned.path <= IRGRID_GS_SHARED, planned.path);
 
     const int64_t coords_n = p.affine      ? times(p.batch, times(p.rank, p.rank + 1))
                              : p.displaced ? times(times(p.batch, points), p.displacement.channels)
