@@ -80,34 +80,22 @@ static irgrid_index x_share(const irgrid_grid_sample* p) {
     return INTERLEAVE_X_SHARE * p->batch * p->channels * p->plane * (p->dtype == IRGRID_F32 ? 4 : 8);
 }
 
-/* Channel groups of 8 f32 / 4 f64 channels (the pixels of scratches past INTERLEAVE_MAX_BYTES). */
-static irgrid_index own_groups(const irgrid_grid_sample* p) {
-    return p->batch * ceil_div(p->channels, PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8));
-}
-
-/* Whether the workers of a call share one scratch (not a row scratch): past INTERLEAVE_MAX_BYTES with
-   fewer channel groups than workers, where each would copy the whole large group in for its span of
-   points, and more channels than half a pixel's (with fewer the copy writes twice X's bytes or more:
-   4 channels of 2-D bilinear on 512 x 512 took 1.1-1.3x the gather path's time, 8 channels 0.5-0.6x).
-   (Below INTERLEAVE_MAX_BYTES a shared scratch lost on random grids: each worker's copied half stays
-   dirty in its own core's L2, benchmarks/README.md, "16-channel pixels".) */
+/* Whether the workers of a call share one scratch (not a row scratch): past INTERLEAVE_MAX_BYTES, from
+   more channels than half a pixel's. Per item and channel group the workers copy the plane in pieces,
+   then sample spans of points: one large scratch at a time instead of one a worker (X 1x16x512x512,
+   two groups on two workers, bilinear: 0.40-0.64x the time of a scratch per worker; where each worker
+   had copied the same group, 1x8x512x512, 0.5-0.6x the gather path's). With fewer channels the copy
+   writes twice X's bytes or more (4 channels, bilinear: 1.1-1.3x the gather path's time). Below
+   INTERLEAVE_MAX_BYTES a shared scratch lost on random grids: each worker's copied half stayed dirty in
+   its own core's L2 (benchmarks/README.md, "16-channel pixels"; "Large planes" for these). */
 static int shared_large(const irgrid_grid_sample* p, irgrid_index bytes) {
-    const irgrid_index lanes = PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8);
-    return !p->rows && bytes > INTERLEAVE_MAX_BYTES && own_groups(p) < (p->threads > 1 ? p->threads : 1)
-           && p->channels > lanes / 2;
+    return !p->rows && bytes > INTERLEAVE_MAX_BYTES && p->channels > PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8) / 2;
 }
 
 /* Whether the interleaved path takes a scratch of `bytes` a group (the plane's, not the row scratch):
-   up to INTERLEAVE_MAX_BYTES; past it (above) one per worker where every worker has a group of its
-   own, the workers' together within x_share, or one shared (shared_large) within x_share. */
+   up to INTERLEAVE_MAX_BYTES a worker, past it (above) one shared (shared_large). */
 static int scratch_fits(const irgrid_grid_sample* p, irgrid_index bytes) {
-    if (bytes <= INTERLEAVE_MAX_BYTES)
-        return 1;
-    if (bytes > INTERLEAVE_LARGE_BYTES)
-        return 0;
-    if (own_groups(p) >= (p->threads > 1 ? p->threads : 1))
-        return (p->threads > 1 ? p->threads : 1) * bytes <= x_share(p);
-    return shared_large(p, bytes) && bytes <= x_share(p);
+    return bytes <= INTERLEAVE_MAX_BYTES || (shared_large(p, bytes) && bytes <= INTERLEAVE_LARGE_BYTES && bytes <= x_share(p));
 }
 
 /* Whether a cubic call goes through a row scratch and its separable run (irgrid_cubic2d_run,

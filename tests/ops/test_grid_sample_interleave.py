@@ -186,10 +186,10 @@ LARGE_DIMS = {2: (512, 513), 3: (64, 64, 65)}
 def test_large_planes_interleave_past_8_mib(rank, mode, channels):
     """A plane of 256K pixels or more (512 x 512 and up) takes the interleaved path with a scratch past
     8 MiB (its gather path measured 1.3-8x slower, benchmarks/README.md, "Large planes"), 8-channel
-    pixels: with 16 channels (two groups, one for each of two workers) a scratch per worker; with 8 (one
-    group) one scratch the workers share, copied in pieces first; cubic over its row scratch either way.
-    Against onnxruntime at f64, bitwise the same at 1, 2 and 3 threads, and (but cubic, whose row run
-    sums in its own order) bitwise the gather path's."""
+    pixels: one scratch the workers share, a channel group at a time, copied in pieces first (16
+    channels: two groups, 8: one); cubic a row scratch per worker. Against onnxruntime at f64, bitwise
+    the same at 1, 2 and 3 threads, and (but cubic, whose row run sums in its own order) bitwise the
+    gather path's."""
     rng = keyed_rng("large-plane", rank, mode, channels)
     x = rng.uniform(-1, 1, (1, channels, *LARGE_DIMS[rank]))
     grid = dyadic(rng, (1, *(3, 7, 9)[3 - rank:], rank), 1.2)
@@ -197,7 +197,7 @@ def test_large_planes_interleave_past_8_mib(rank, mode, channels):
     expected = run_ort_grid_sample(x, grid, mode, "zeros", False)
     x, grid = x.astype(np.float32), grid.astype(np.float32)
     plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
-    path = "interleaved 8 rows" if mode == "cubic" else ("interleaved 8" if channels == 16 else "shared 8")
+    path = "interleaved 8 rows" if mode == "cubic" else "shared 8"
     assert plan.route(2) == path
     two = plan(x, grid, None, 2)
     for threads in (1, 3):
@@ -209,16 +209,15 @@ def test_large_planes_interleave_past_8_mib(rank, mode, channels):
 
 
 def test_large_planes_bounded_scratch():
-    """Past 8 MiB: a scratch per worker only where every worker has a channel group of its own, all of
-    them within 4x X's bytes; else one shared by the workers, from 5 channels on (with 4 or fewer, half
-    of each 8-channel pixel or more is zeros: the gather path); cubic's row scratch wherever it fits 4x
-    X's bytes, at every thread count (its bits depend on it), its workers then as many as fit."""
+    """Past 8 MiB: one scratch shared by the workers, from 5 channels on (with 4 or fewer, half of each
+    8-channel pixel or more is zeros: the gather path); cubic's row scratch wherever it fits 4x X's
+    bytes, at every thread count (its bits depend on it), its workers then as many as fit."""
     large = (*LARGE_DIMS[2],)
     route = {(c, m): sample_plan((1, c, *large), (1, 4, 4, 2), np.float32, m, "zeros", False)
              for c in (4, 8, 32) for m in ("linear", "cubic")}
-    assert [route[32, "linear"].route(t) for t in (1, 2, 32)] == ["interleaved 8", "interleaved 8", "shared 8"]
-    assert [route[8, "linear"].route(t) for t in (1, 2, 32)] == ["interleaved 8", "shared 8", "shared 8"]
-    assert [route[4, "linear"].route(t) for t in (1, 2, 32)] == ["interleaved 8", "gather", "gather"]
+    assert [route[32, "linear"].route(t) for t in (1, 2, 32)] == ["shared 8"] * 3
+    assert [route[8, "linear"].route(t) for t in (1, 2, 32)] == ["shared 8"] * 3
+    assert [route[4, "linear"].route(t) for t in (1, 2, 32)] == ["gather"] * 3
     assert [route[8, "cubic"].route(t) for t in (1, 2, 32)] == ["interleaved 8 rows"] * 3
 
 
