@@ -16,8 +16,9 @@ the thread count. Semantics follow ONNX GridSample-22 as the README settles them
 The core's plan chooses a path per call: the scalar blocks; on CPUs with AVX2 and FMA (IRGRID_SIMD=0 or
 `use_simd(False)` keeps the scalar path) the gather path (2-D, 3-D nearest/linear; a batch of small
 one-channel 2-D bilinear items as one run of points, the bits of each item alone) or, from a few
-channels on (`use_interleave`), the interleaved path, with separable runs for 2-D and 3-D cubic and,
-on scattered grids, 3-D cubic's points binned by tile (`use_binning`). Vector and scalar sums differ by
+channels on (`use_interleave`), the interleaved path (a scratch per worker, or for planes past 8 MiB
+one the workers share), with separable runs for 2-D and 3-D cubic and, on scattered grids, 3-D
+cubic's points binned by tile (`use_binning`); `SamplePlan.route` names the path of a call. Vector and scalar sums differ by
 FMA rounding only (within the oracle tolerances); cubic's bits depend on the path, so on the channel
 count. What each path measured, and why its thresholds are what they are: benchmarks/README.md,
 "GridSample's paths: measurements".
