@@ -181,28 +181,30 @@ def test_cubic_generic_run_where_the_row_scratch_does_not_fit(rank, padding, dty
 LARGE_DIMS = {2: (512, 513), 3: (64, 64, 65)}
 
 
+@DTYPES
 @pytest.mark.parametrize("channels", [16, 8])
 @pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "linear")])
-def test_large_planes_interleave_past_8_mib(rank, mode, channels):
+def test_large_planes_interleave_past_8_mib(rank, mode, channels, dtype):
     """A plane of 256K pixels or more (512 x 512 and up) takes the interleaved path with a scratch past
-    8 MiB (its gather path measured 1.3-8x slower, benchmarks/README.md, "Large planes"), 8-channel
-    pixels: one scratch the workers share, a channel group at a time, copied in pieces first (16
-    channels: two groups, 8: one); cubic a row scratch per worker. Against onnxruntime at f64, bitwise
+    8 MiB (its gather path measured 1.3-8x slower, benchmarks/README.md, "Large planes"), pixels of 8
+    f32 / 4 f64 channels: one scratch the workers share, a channel group at a time, copied in pieces
+    first; cubic a row scratch per worker. Against onnxruntime at f64, bitwise
     the same at 1, 2 and 3 threads, and (but cubic, whose row run sums in its own order) bitwise the
     gather path's."""
-    rng = keyed_rng("large-plane", rank, mode, channels)
+    rng = keyed_rng("large-plane", rank, mode, channels, dtype)
     x = rng.uniform(-1, 1, (1, channels, *LARGE_DIMS[rank]))
     grid = dyadic(rng, (1, *(3, 7, 9)[3 - rank:], rank), 1.2)
     grid.reshape(-1)[:12] = np.resize([-1.0, 1.0, 0.0], 12)  # the edges and the centre exactly
     expected = run_ort_grid_sample(x, grid, mode, "zeros", False)
-    x, grid = x.astype(np.float32), grid.astype(np.float32)
-    plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
-    path = "interleaved 8 rows" if mode == "cubic" else "shared 8"
+    x, grid = x.astype(dtype), grid.astype(dtype)
+    plan = sample_plan(x.shape, grid.shape, dtype, mode, "zeros", False)
+    lanes = 32 // np.dtype(dtype).itemsize
+    path = f"interleaved {lanes} rows" if mode == "cubic" else f"shared {lanes}"
     assert plan.route(2) == path
     two = plan(x, grid, None, 2)
     for threads in (1, 3):
         assert plan(x, grid, None, threads).tobytes() == two.tobytes(), threads
-    np.testing.assert_allclose(two, expected, **TOLERANCES[np.float32])
+    np.testing.assert_allclose(two, expected, **TOLERANCES[dtype])
     if mode != "cubic":
         _, gathered = _paths(x, grid, mode, "zeros", False)
         assert two.tobytes() == gathered.tobytes()
@@ -579,18 +581,19 @@ def test_policy_round_trip():
         sampling.use_interleave("sometimes")
 
 
+@pytest.mark.parametrize("x_shape,size", [((2, 11, 23, 29), [2, 11, 37, 41]), ((1, 8, *LARGE_DIMS[2]), [1, 8, 37, 41])],
+                         ids=["scratch per worker", "large plane, shared scratch"])
 @pytest.mark.parametrize("element_type", ["f32", "f64"])
-def test_fused_affine_grid_matches_unfused(element_type, tmp_path):
-    """AffineGrid fused into GridSample over the interleaved path: bitwise the unfused pair (whichever
-    path each takes); f64 within tolerance of onnxruntime (f32 coordinates round differently in
-    onnxruntime's AffineGrid, which this data's slopes amplify beyond 1e-5; the other tests cover
-    the f32 sums)."""
-    rng = keyed_rng("fused", element_type)
+def test_fused_affine_grid_matches_unfused(element_type, x_shape, size, tmp_path):
+    """AffineGrid fused into GridSample over the interleaved path (a scratch per worker; a large
+    plane's shared one): bitwise the unfused pair (whichever path each takes); f64 within tolerance of
+    onnxruntime (f32 coordinates round differently in onnxruntime's AffineGrid, which this data's
+    slopes amplify beyond 1e-5; the other tests cover the f32 sums)."""
+    rng = keyed_rng("fused", element_type, x_shape)
     dtype = np.float32 if element_type == "f32" else np.float64
-    x_shape, size = (2, 11, 23, 29), [2, 11, 37, 41]
     path = build_pair(tmp_path / "st.xml", x_shape, size, element_type, "linear", "zeros")
     x = rng.standard_normal(x_shape).astype(dtype)
-    theta = random_theta(rng, 2, 2, dtype)
+    theta = random_theta(rng, x_shape[0], 2, dtype)
     fused = irgrid.compile_model(path, fuse=True)({"X": x, "theta": theta})["warped"]
     sampling.use_interleave("never")
     unfused = irgrid.compile_model(path, fuse=False)({"X": x, "theta": theta})["warped"]
