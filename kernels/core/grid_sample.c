@@ -89,13 +89,15 @@ static irgrid_index x_share(const irgrid_grid_sample* p) {
    INTERLEAVE_MAX_BYTES a shared scratch lost on random grids: each worker's copied half stayed dirty in
    its own core's L2 (benchmarks/README.md, "16-channel pixels"; "Large planes" for these). */
 static int shared_large(const irgrid_grid_sample* p, irgrid_index bytes) {
-    return !p->rows && bytes > INTERLEAVE_MAX_BYTES && p->channels > PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8) / 2;
+    return !p->rows && bytes > INTERLEAVE_MAX_BYTES
+           && p->channels > PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8) / 2;
 }
 
 /* Whether the interleaved path takes a scratch of `bytes` a group (the plane's, not the row scratch):
    up to INTERLEAVE_MAX_BYTES a worker, past it (above) one shared (shared_large). */
 static int scratch_fits(const irgrid_grid_sample* p, irgrid_index bytes) {
-    return bytes <= INTERLEAVE_MAX_BYTES || (shared_large(p, bytes) && bytes <= INTERLEAVE_LARGE_BYTES && bytes <= x_share(p));
+    return bytes <= INTERLEAVE_MAX_BYTES
+           || (shared_large(p, bytes) && bytes <= INTERLEAVE_LARGE_BYTES && bytes <= x_share(p));
 }
 
 /* Whether a cubic call goes through a row scratch and its separable run (irgrid_cubic2d_run,
@@ -269,12 +271,13 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     s->worker_bytes = (size_t)(IRGRID_WORKER_HEADER + p->scratch_items * itemsize);
     if (p->rows)
         s->workers = row_workers(p, p->scratch_items * itemsize, s->workers);
-    if (shared_large(p, pixels * p->lanes * itemsize)) {  /* per (item, group): copy, then sample */
+    if (shared_large(p, p->scratch_items * itemsize)) {  /* per (item, group): copy, then sample */
+        const irgrid_index units = 2 * (irgrid_index)(p->threads > 1 ? p->threads : 1);  /* a phase's */
         p->path = IRGRID_GS_SHARED;
         if (p->batch > INT_MAX / 2 / p->groups)
             return IRGRID_E_SIZE;  /* phases are numbered in an int */
-        p->piece = round64(ceil_div(p->plane, 2 * (irgrid_index)p->threads));
-        p->spans = min_index(2 * (irgrid_index)p->threads, ceil_div(p->points, SIMD_BLOCK));
+        p->piece = round64(ceil_div(p->plane, units));
+        p->spans = min_index(units, ceil_div(p->points, SIMD_BLOCK));
         p->span = ceil_div(p->points, p->spans);
         p->spans = ceil_div(p->points, p->span);
         s->phases = 2;

@@ -11,11 +11,11 @@
    the AVX2 gather path (2-D, 3-D nearest/linear), its 2-D bilinear pair reads run across the items of
    a batch of small one-channel items (RAFT's lookups: IRGRID_GS_ITEMS, units of SIMD_BLOCK points of
    the whole batch), the interleaved path (channels copied into a per-worker scratch as one vector per
-   pixel; from a few channels on), for large planes with fewer channel groups than workers the same
-   with one scratch shared by the workers (IRGRID_GS_SHARED: per item and group a copy phase, then the
-   sampling phase: schedule.rounds), and, for 3-D cubic on a grid, the interleaved path with points
-   binned by tile (a sort phase, then the units, per item and segment of points: schedule.rounds). A point's result depends only on its coordinates and the path, never
-   on the blocking or the worker count. */
+   pixel; from a few channels on), for planes past its 8 MiB the same with one scratch shared by the
+   workers (IRGRID_GS_SHARED: per item and group a copy phase, then the sampling phase:
+   schedule.rounds), and, for 3-D cubic on a grid, the interleaved path with points binned by tile (a
+   sort phase, then the units, per item and segment of points: schedule.rounds). A point's result
+   depends only on its coordinates and the path, never on the blocking or the worker count. */
 #ifndef IRGRID_GRID_SAMPLE_H
 #define IRGRID_GRID_SAMPLE_H
 

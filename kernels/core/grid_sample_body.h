@@ -424,8 +424,9 @@ static void IRGRID_FN(run)(const irgrid_grid_sample* p, int phase, void* shared,
             if (phase % 2 == 0)
                 IRGRID_FN(copy_piece)(p, b, c0, c1, start, (IRGRID_T*)shared);
             else
-                IRGRID_FN(simd_span)(p, starts, steps, b, start, start + p->span < p->points ? start + p->span : p->points,
-                                     c0, c1, (IRGRID_T*)shared, NULL);
+                IRGRID_FN(simd_span)(p, starts, steps, b, start,
+                                     start + p->span < p->points ? start + p->span : p->points, c0, c1,
+                                     (IRGRID_T*)shared, NULL);
         }
         return;
     default:  /* IRGRID_GS_BINNED: per round (item b, segment k) the sort phase, then the units */

@@ -3,8 +3,8 @@
 
    Why keep it: a kernel's scratch is megabytes (GridSample's interleaved planes, 8 MiB a worker or
    a large image's group), and memory freshly taken from the system costs a page fault and a zeroed
-   page per 4 KiB on every touch of every call; under a hypervisor each fault and each TLB miss costs more again. Kept, the
-   pages stay mapped (and warm in the caches). Large blocks are 2 MiB aligned and advised as huge pages
+   page per 4 KiB on every touch of every call; under a hypervisor each fault and each TLB miss costs
+   more again. Kept, the pages stay mapped (and warm in the caches). Large blocks are 2 MiB aligned and advised as huge pages
    (MADV_HUGEPAGE, where the system has it), so that a random grid's gathers over an interleaved scratch
    miss the TLB far less. Measured: benchmarks/README.md, "The scratch kept between calls".
 

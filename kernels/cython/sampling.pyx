@@ -18,9 +18,9 @@ The core's plan chooses a path per call: the scalar blocks; on CPUs with AVX2 an
 one-channel 2-D bilinear items as one run of points, the bits of each item alone) or, from a few
 channels on (`use_interleave`), the interleaved path (a scratch per worker, or for planes past 8 MiB
 one the workers share), with separable runs for 2-D and 3-D cubic and, on scattered grids, 3-D
-cubic's points binned by tile (`use_binning`); `SamplePlan.route` names the path of a call. Vector and scalar sums differ by
-FMA rounding only (within the oracle tolerances); cubic's bits depend on the path, so on the channel
-count. What each path measured, and why its thresholds are what they are: benchmarks/README.md,
+cubic's points binned by tile (`use_binning`); `SamplePlan.route` names the path of a call. Vector
+and scalar sums differ by FMA rounding only (within the oracle tolerances); cubic's bits depend on the
+path, so on the channel count. What each path measured, and why its thresholds are what they are: benchmarks/README.md,
 "GridSample's paths: measurements".
 
 This module validates (ValueError), fills the core's problem struct, plans and runs the schedule's
