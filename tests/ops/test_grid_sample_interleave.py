@@ -217,7 +217,7 @@ def test_large_planes_bounded_scratch():
     large = (*LARGE_DIMS[2],)
     route = {(c, m): sample_plan((1, c, *large), (1, 4, 4, 2), np.float32, m, "zeros", False)
              for c in (4, 8, 32) for m in ("linear", "cubic")}
-    assert [route[32, "linear"].route(t) for t in (0, 1, 2, 32)] == ["shared 8"] * 4  # 0: as 1 (a plan once divided by it)
+    assert [route[32, "linear"].route(t) for t in (0, 1, 2, 32)] == ["shared 8"] * 4  # 0 threads: as 1
     assert [route[8, "linear"].route(t) for t in (1, 2, 32)] == ["shared 8"] * 3
     assert [route[4, "linear"].route(t) for t in (1, 2, 32)] == ["gather"] * 3
     assert [route[8, "cubic"].route(t) for t in (1, 2, 32)] == ["interleaved 8 rows"] * 3
