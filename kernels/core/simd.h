@@ -95,6 +95,7 @@ static inline void irgrid_items_advance(irgrid_items* items, irgrid_index lanes)
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define IRGRID_SIMD_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #define IRGRID_AVX2 __attribute__((target("avx2,fma")))
 #define IRGRID_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
@@ -130,19 +131,31 @@ static int irgrid_wide_available(void) {
     return state;
 }
 
-/* 1 unless the CPU is AMD's (a CPUID probe, cached): whether a run of items (RAFT's lookups) prefetches
-   the pairs of blocks whose points lie close together, as in a window (simd_gather_path.h,
-   irgrid_pairs_wide_body_2d). Scattered blocks are prefetched on every CPU. Measured on Zen 5, where the
-   hardware's prefetchers cover windows and a block's 32 prefetch instructions cost more than they saved,
-   and on a Cascade Lake Xeon, where prefetched windows took 0.70-0.81x the time (benchmarks/README.md,
-   "Zen 5: the pair taps, prefetch by spread"). */
-static int irgrid_prefetch_windows(void) {
+/* The software prefetches this CPU gains from (a CPUID probe, cached; a mask of these):
+   - IRGRID_PREFETCH_WINDOWS, unless the CPU is AMD's: a run of items (RAFT's lookups) prefetches the
+     pairs of blocks whose points lie close together, as in a window (simd_pairs.h). Scattered blocks
+     are prefetched on every CPU. Measured on Zen 5, where the hardware's prefetchers cover windows and
+     a block's 32 prefetch instructions cost more than they saved, and on a Cascade Lake Xeon, where
+     prefetched windows took 0.70-0.81x the time (benchmarks/README.md, "Zen 5: the pair taps, prefetch
+     by spread").
+   - IRGRID_PREFETCH_ROWS, unless the CPU is AMD's Zen 5 or later (family 0x1A on): binned 3-D cubic
+     prefetches the rows the next block's points read first (simd_cubic.h, irgrid_prefetch_last_rows):
+     0.82-0.98x the time on Zen 4, 1.14-1.17x on Zen 5 (benchmarks/README.md, "Zen 5: binned rows
+     unprefetched"). */
+enum { IRGRID_PREFETCH_WINDOWS = 1, IRGRID_PREFETCH_ROWS = 2 };
+static int irgrid_prefetches(void) {
     static int state = -1;
     if (state < 0) {
-        state = 1;
+        state = IRGRID_PREFETCH_WINDOWS | IRGRID_PREFETCH_ROWS;
 #ifdef IRGRID_SIMD_X86
+        unsigned eax = 0, ebx, ecx, edx, family;
         __builtin_cpu_init();
-        state = !__builtin_cpu_is("amd");
+        if (__builtin_cpu_is("amd")) {
+            __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+            family = (eax >> 8) & 0xF;
+            family += family == 0xF ? (eax >> 20) & 0xFF : 0;
+            state = family >= 0x1A ? 0 : IRGRID_PREFETCH_ROWS;
+        }
 #endif
     }
     return state;

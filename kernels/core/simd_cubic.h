@@ -107,7 +107,8 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_block)(const FT* g, irgrid_index p, irg
    the points one row before read the other rows and the points one plane before the other planes,
    while the chunk's sweep read that plane last a whole scratch ago (from L3). Each row's 4 taps
    span 128 bytes, 2 or 3 lines. Prefetching all 4 rows, or the last row of every plane, measured
-   slower (benchmarks/README.md, "Prefetching a binned chunk's rows"). */
+   slower (benchmarks/README.md, "Prefetching a binned chunk's rows"). Where the CPU gains from it
+   (simd.h's irgrid_prefetches: not on Zen 5, whose own prefetchers cover these rows). */
 IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_rows)(const char* bytes, int (*pix)[4][LANES], int m, int padding,
                                                        irgrid_index plane_bytes, irgrid_index row_bytes) {
     const char* row;
@@ -139,6 +140,7 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_cubic_run)(const FT* s, const FT* g, 
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask, pending[LANES];
     const int stream = R == 3 && !by_point && IRGRID_STREAMS(y, y_cstride, channels, FT);
+    const int prefetch = R == 3 && by_point && (irgrid_prefetches() & IRGRID_PREFETCH_ROWS);
     irgrid_index p, m, c, nf = 0, ox[4], oy[4];
     const char* planes[4];
     /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel
@@ -159,7 +161,7 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_cubic_run)(const FT* s, const FT* g, 
             next = n - p - LANES < LANES ? (int)(n - p - LANES) : LANES;
             SFX(irgrid_cubic_block)(g, p + LANES, next, R, dims, pitches, padding, align, pix[cur ^ 1], wt[cur ^ 1],
                                     fallback, &nf);
-            if (R == 3 && by_point)
+            if (prefetch)
                 SFX(irgrid_prefetch_last_rows)(bytes, pix[cur ^ 1], next, padding, plane_bytes, pitch * pixel);
         }
         for (lane = 0; lane < LANES; lane++) {
@@ -313,10 +315,10 @@ static IRGRID_AVX2 void SFX(irgrid_depth_range)(const FT* g, irgrid_index n, FT*
 /* irgrid_interleaved_run for 3-D cubic over irgrid_interleave_rows' scratch (dims D, H, W),
    software-pipelined the same way; with `by_point`, point i's LANES channels (those past `channels`
    zeros) go to y + i * LANES instead (binned_span's buffer, unbinned by irgrid_unbin), and each
-   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows). A planar
-   output of at least IRGRID_STREAM_MIN_BYTES whose channel planes start on 64-byte lines (a
-   SamplePlan's fresh output does) is written a pair of blocks at a time, one whole line per channel,
-   with non-temporal stores; then the same values as regular stores. With zeros padding a point one of
+   block's rows that a binned chunk meets first are prefetched (irgrid_prefetch_last_rows, where the CPU
+   gains from it). A planar output of at least IRGRID_STREAM_MIN_BYTES whose channel planes start on
+   64-byte lines (a SamplePlan's fresh output does) is written a pair of blocks at a time, one whole
+   line per channel, with non-temporal stores; then the same values as regular stores. With zeros padding a point one of
    whose dims keeps no tap (irgrid_cubic_window's zero window) is 0 without its 80 FMAs: about a
    tenth of a uniform grid in [-1.1, 1.1]'s points, 0.97x the time on it at one thread. */
 static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
