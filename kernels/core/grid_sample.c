@@ -238,11 +238,35 @@ static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsiz
    segment by segment of BIN_SEGMENT points (the schedule's rounds): the workers first judge and sort
    the segment's chunks (phase 0), then sample its units (phase 1), so that each chunk is sorted once
    for all the channel groups. */
+/* IRGRID_GS_SHARED's schedule (shared_large): per round (item, channel group) a copy phase of pieces of
+   the plane, then a phase of spans of points, about two units a worker in each; one scratch for all. */
+static int plan_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
+    irgrid_schedule* s = &p->schedule;
+    const irgrid_index units = 2 * (irgrid_index)(p->threads > 1 ? p->threads : 1);  /* a phase's */
+    p->path = IRGRID_GS_SHARED;
+    if (p->batch > INT_MAX / 2 / p->groups)
+        return IRGRID_E_SIZE;  /* phases are numbered in an int */
+    p->piece = round64(ceil_div(p->plane, units));
+    p->span = ceil_div(p->points, min_index(units, ceil_div(p->points, SIMD_BLOCK)));
+    p->spans = ceil_div(p->points, p->span);
+    s->phases = 2;
+    s->rounds = p->batch * p->groups;
+    s->units[0] = ceil_div(p->plane, p->piece);
+    s->units[1] = p->spans;
+    s->workers = workers_for(p->threads, s->units[0] > s->units[1] ? s->units[0] : s->units[1]);
+    s->in_order = 0;
+    s->shared_bytes = (size_t)(p->scratch_items * itemsize);
+    return IRGRID_OK;
+}
+
 static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     irgrid_schedule* s = &p->schedule;
-    irgrid_index items = p->batch, segment = p->points, spans = 1, span, pixels, n_units;
+    irgrid_index items = p->batch, segment = p->points, spans = 1, span, n_units;
     int binned = 0;
     p->groups = ceil_div(p->channels, p->lanes);
+    p->scratch_items = (scratch_pixels(p) * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
+    if (shared_large(p, p->scratch_items * itemsize))
+        return plan_shared(p, itemsize);
     if (p->binning != IRGRID_POLICY_NEVER && !p->affine && !p->displaced && p->rank == 3
         && p->rows) {
         p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, p->tiles, p->scale, p->offset,
@@ -264,32 +288,11 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     p->spans = ceil_div(segment, span);
     n_units = items * p->groups * p->spans;
     p->units_per_round = n_units;
-    pixels = scratch_pixels(p);
-    p->scratch_items = (pixels * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
     s->workers = workers_for(p->threads, n_units);
     s->in_order = 1;
     s->worker_bytes = (size_t)(IRGRID_WORKER_HEADER + p->scratch_items * itemsize);
     if (p->rows)
         s->workers = row_workers(p, p->scratch_items * itemsize, s->workers);
-    if (shared_large(p, p->scratch_items * itemsize)) {  /* per (item, group): copy, then sample */
-        const irgrid_index units = 2 * (irgrid_index)(p->threads > 1 ? p->threads : 1);  /* a phase's */
-        p->path = IRGRID_GS_SHARED;
-        if (p->batch > INT_MAX / 2 / p->groups)
-            return IRGRID_E_SIZE;  /* phases are numbered in an int */
-        p->piece = round64(ceil_div(p->plane, units));
-        p->spans = min_index(units, ceil_div(p->points, SIMD_BLOCK));
-        p->span = ceil_div(p->points, p->spans);
-        p->spans = ceil_div(p->points, p->span);
-        s->phases = 2;
-        s->rounds = p->batch * p->groups;
-        s->units[0] = ceil_div(p->plane, p->piece);
-        s->units[1] = p->spans;
-        s->workers = workers_for(p->threads, s->units[0] > s->units[1] ? s->units[0] : s->units[1]);
-        s->in_order = 0;
-        s->worker_bytes = 0;
-        s->shared_bytes = (size_t)(p->scratch_items * itemsize);
-        return IRGRID_OK;
-    }
     if (!binned) {
         p->path = IRGRID_GS_INTERLEAVE;
         s->phases = 1;

@@ -20,8 +20,8 @@ channels on (`use_interleave`), the interleaved path (a scratch per worker, or f
 one the workers share), with separable runs for 2-D and 3-D cubic and, on scattered grids, 3-D
 cubic's points binned by tile (`use_binning`); `SamplePlan.route` names the path of a call. Vector
 and scalar sums differ by FMA rounding only (within the oracle tolerances); cubic's bits depend on the
-path, so on the channel count. What each path measured, and why its thresholds are what they are: benchmarks/README.md,
-"GridSample's paths: measurements".
+path, so on the channel count. What each path measured, and why its thresholds are what they are:
+benchmarks/README.md, "GridSample's paths: measurements".
 
 This module validates (ValueError), fills the core's problem struct, plans and runs the schedule's
 phases over OpenMP `prange` (`run_plan`; `run_serially` on one thread), each worker with its own scratch.
@@ -183,19 +183,25 @@ cdef int run_plan(const irgrid_grid_sample* p, irgrid_scratch_cache* cache) exce
     return 0
 
 
+cdef int plan_problem(irgrid_grid_sample* p, int num_threads) except -1:
+    """Plans p for `num_threads` threads and the current policies."""
+    cdef int status
+    p.threads, p.simd, p.interleave, p.binning = num_threads, simd_on, interleave_policy, bin_policy
+    p.gathers, p.avx512 = gather_policy, avx512_policy
+    status = irgrid_grid_sample_plan(p)
+    if status:
+        raise ValueError(irgrid_error_text(status).decode())
+    return 0
+
+
 cdef int run_problem(irgrid_grid_sample* p, irgrid_scratch_cache* cache, x, coords, out, int num_threads) except -1:
     """Runs p on these arrays (checked by the caller), planned again only where the thread count or a
     policy changed since its last plan: a plan's integer divisions cost a small call a tenth of its
     time."""
-    cdef int status
     p.data, p.coords, p.output = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords), cnp.PyArray_DATA(out)
     if (p.threads != num_threads or p.simd != simd_on or p.interleave != interleave_policy
             or p.binning != bin_policy or p.gathers != gather_policy or p.avx512 != avx512_policy):
-        p.threads, p.simd, p.interleave, p.binning = num_threads, simd_on, interleave_policy, bin_policy
-        p.gathers, p.avx512 = gather_policy, avx512_policy
-        status = irgrid_grid_sample_plan(p)
-        if status:
-            raise ValueError(irgrid_error_text(status).decode())
+        plan_problem(p, num_threads)
     return run_plan(p, cache)
 
 
@@ -253,7 +259,6 @@ cdef class SamplePlan:
                  out_dims=None, bint grid_align_corners=False, displacement=None):
         cdef Py_ssize_t k, rank = len(x_shape) - 2, coords_ndim = len(coords_shape), points
         cdef irgrid_grid_sample* p = &self.problem
-        cdef int status
         self.affine = out_dims is not None
         self.displaced = displacement is not None
         self.x_shape, self.coords_shape = tuple(x_shape), tuple(coords_shape)
@@ -320,11 +325,7 @@ cdef class SamplePlan:
                 raise ValueError("dims must not be negative")
         nbytes = math.prod(self.out_shape) * self.dtype.itemsize
         self.out_bytes = nbytes if nbytes <= PY_SSIZE_T_MAX - 64 else -1
-        p.threads, p.simd, p.interleave, p.binning = 1, simd_on, interleave_policy, bin_policy
-        p.gathers, p.avx512 = gather_policy, avx512_policy
-        status = irgrid_grid_sample_plan(p)
-        if status:
-            raise ValueError(irgrid_error_text(status).decode())
+        plan_problem(p, 1)
 
     cdef object _input(self, object a, const cnp.npy_intp* dims, int ndim, str what):
         """`a` if it is an array of the plan's dtype and shape (C-contiguous: copied if not)."""
@@ -347,16 +348,12 @@ cdef class SamplePlan:
         For tests: the paths give the same bits (cubic's row runs excepted), so only this tells them
         apart."""
         cdef irgrid_grid_sample p = self.problem
-        cdef int status
-        p.threads, p.simd, p.interleave, p.binning = num_threads, simd_on, interleave_policy, bin_policy
-        p.gathers, p.avx512 = gather_policy, avx512_policy
-        status = irgrid_grid_sample_plan(&p)
-        if status:
-            raise ValueError(irgrid_error_text(status).decode())
-        if p.path == IRGRID_GS_INTERLEAVE or p.path == IRGRID_GS_BINNED or p.path == IRGRID_GS_SHARED:
-            kind = {IRGRID_GS_INTERLEAVE: "interleaved", IRGRID_GS_BINNED: "binned", IRGRID_GS_SHARED: "shared"}
-            return f"{kind[p.path]} {p.lanes}" + (" rows" if p.rows else "")
-        return {IRGRID_GS_BLOCKS: "blocks", IRGRID_GS_GATHER: "gather", IRGRID_GS_ITEMS: "items"}[p.path]
+        plan_problem(&p, num_threads)
+        name = {IRGRID_GS_BLOCKS: "blocks", IRGRID_GS_GATHER: "gather", IRGRID_GS_ITEMS: "items",
+                IRGRID_GS_INTERLEAVE: "interleaved", IRGRID_GS_BINNED: "binned", IRGRID_GS_SHARED: "shared"}[p.path]
+        if p.path in (IRGRID_GS_INTERLEAVE, IRGRID_GS_BINNED, IRGRID_GS_SHARED):
+            return f"{name} {p.lanes}" + (" rows" if p.rows else "")
+        return name
 
     def __call__(self, x, coords, out=None, int num_threads=1):
         """Sample x at coords into `out` (or a fresh array) with `num_threads` threads; returns it."""
