@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "deform_im2col.h"
 
 /* dst[j] = sum over t < n of w[t] * x[off[t] + j], j < len; n a power of two: a balanced tree of
@@ -219,22 +220,11 @@ __attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
     return ~inside & 0xFFu;
 }
 
-/* The CPU probe, cached (the one global: every thread that writes it writes the same value). */
-static int irgrid_deform_cpu_avx2 = -1;
-
-static int irgrid_deform_has_avx2(void) {
-    if (irgrid_deform_cpu_avx2 < 0) {
-        __builtin_cpu_init();
-        irgrid_deform_cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    return irgrid_deform_cpu_avx2;
-}
 #else
-static int irgrid_deform_has_avx2(void) { return 0; }
 static void irgrid_store_fence(void) {}
 #endif
 
-static int irgrid_deform_avx2(int simd) { return simd == IRGRID_DEFORM_SIMD_AUTO && irgrid_deform_has_avx2(); }
+static int irgrid_deform_avx2(int simd) { return simd == IRGRID_DEFORM_SIMD_AUTO && irgrid_cpu_avx2(); }
 
 static void irgrid_deform_select(int simd, irgrid_deform_paths* paths) {
     paths->apply_f32 = irgrid_apply_taps_f32_base;

@@ -1,7 +1,10 @@
 /* The convolution engine's own GEMM (gemm.h). Blocks of 4 rows by IRGRID_GEMM_COLS columns share each
-   load of b; the column loop is the vectorised one (AVX2 where the CPU has it, else the baseline build),
-   and since every product and sum rounds on its own either gives the same bits. */
+   load of b; the column loop is the vectorised one (AVX2 where the CPU has it and the process allows
+   it, cpu.h; else the baseline build), and since every product and sum rounds on its own either gives
+   the same bits. */
 #include "gemm.h"
+
+#include "cpu.h"
 
 #include <string.h>
 
@@ -57,14 +60,8 @@ __attribute__((target("avx2"))) static void irgrid_gemm_avx2(const irgrid_gemm* 
     else
         irgrid_gemm_rows_f32((const float*)p->a, (const float*)p->b, (float*)p->out, r0, r1, p->inner, p->cols);
 }
-
-static int irgrid_gemm_has_avx2(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
-}
 #else
 static void irgrid_gemm_avx2(const irgrid_gemm* p, irgrid_index r0, irgrid_index r1) { irgrid_gemm_base(p, r0, r1); }
-static int irgrid_gemm_has_avx2(void) { return 0; }
 #endif
 
 int irgrid_gemm_plan(irgrid_gemm* p) {
@@ -86,7 +83,7 @@ void irgrid_gemm_run(const irgrid_gemm* p, int phase, void* shared, void* worker
     const irgrid_index r0 = begin * IRGRID_GEMM_ROWS;
     const irgrid_index r1 = end * IRGRID_GEMM_ROWS < p->rows ? end * IRGRID_GEMM_ROWS : p->rows;
     (void)phase; (void)shared; (void)worker_scratch;
-    if (irgrid_gemm_has_avx2())
+    if (irgrid_cpu_avx2())
         irgrid_gemm_avx2(p, r0, r1);
     else
         irgrid_gemm_base(p, r0, r1);

@@ -174,7 +174,7 @@ static int items_run(const irgrid_grid_sample* p) {
    README.md, "Small calls by 8 lanes"). The two give the same bits, so the choice changes only time. */
 #define WIDE_MIN_POINTS 512
 static int wide_call(const irgrid_grid_sample* p) {
-    return p->dtype == IRGRID_F32 && irgrid_wide_available()
+    return p->dtype == IRGRID_F32 && irgrid_cpu_avx512()
            && (p->avx512 == IRGRID_POLICY_ALWAYS
                || (p->avx512 == IRGRID_POLICY_AUTO && p->batch * p->points >= WIDE_MIN_POINTS));
 }
@@ -317,9 +317,9 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     return IRGRID_OK;
 }
 
-int irgrid_grid_sample_simd_available(void) { return irgrid_simd_available(); }
+int irgrid_grid_sample_simd_available(void) { return irgrid_cpu_avx2(); }
 
-int irgrid_grid_sample_wide_available(void) { return irgrid_wide_available(); }
+int irgrid_grid_sample_wide_available(void) { return irgrid_cpu_avx512(); }
 
 /* Calibration (irgrid_grid_sample_gathers_pay): the gather path's bilinear run over points scattered in
    one 32 x 32 plane, CALIBRATION_POINTS of them, timed CALIBRATION_RUNS times each way, alternating. */
@@ -362,7 +362,7 @@ int irgrid_grid_sample_gathers_pay(void) {
     if (pays < 0) {
         pays = 1;
 #ifdef IRGRID_SIMD_X86
-        if (irgrid_simd_available())
+        if (irgrid_cpu_avx2())
             pays = measure_gathers();
 #endif
         __atomic_store_n(&state, pays, __ATOMIC_RELAXED);
@@ -440,7 +440,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
         || (points > (irgrid_index)IRGRID_INDEX_LIMIT / (p->batch * p->channels))
         || (p->displaced && p->displacement.channels > (irgrid_index)IRGRID_INDEX_LIMIT / (p->batch * points)))
         return IRGRID_E_SIZE;
-    simd = p->simd && irgrid_simd_available();
+    simd = p->simd && irgrid_cpu_avx2();
     if (simd && irgrid_interleave_fits(rank, p->mode, plane)) {
         p->lanes = interleave_lanes(p, itemsize);
         if (p->lanes)

@@ -16,7 +16,7 @@
    coordinates, so results do not depend on the blocking or the thread count.
    Semantics follow interpolation.h's irgrid_scalar_dim_taps operation for operation (the same denormalisation,
    border clamp, reflection and Keys weights); only the final sum differs (FMA).
-   Callers check irgrid_simd_available() (AVX2 and FMA at run time) and
+   Callers check irgrid_cpu_avx2() (AVX2 and FMA at run time) and
    irgrid_simd_fits(); elsewhere these functions are stubs that are never called. */
 #ifndef IRGRID_SIMD_H
 #define IRGRID_SIMD_H
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "guards.h"
 
 /* Groups of lanes whose taps are prepared together, then applied channel by channel. */
@@ -101,65 +102,6 @@ static inline void irgrid_items_advance(irgrid_items* items, irgrid_index lanes)
 #define IRGRID_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
 #include "simd_transpose.h"
 #endif
-
-/* 1 when the CPU has AVX2 and FMA (a CPUID probe, cached; whether to use them is the caller's
-   choice: the problem structs carry it). */
-static int irgrid_simd_available(void) {
-    static int state = -1;
-    if (state < 0) {
-        state = 0;
-#ifdef IRGRID_SIMD_X86
-        __builtin_cpu_init();
-        state = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
-    }
-    return state;
-}
-
-/* 1 when the CPU has AVX-512 F, VL, BW and DQ (a CPUID probe, cached): the gather path's f32 taps may then
-   be computed 16 lanes at a time (irgrid_gather_taps_wide_f32); the caller chooses (the plan's `wide`). */
-static int irgrid_wide_available(void) {
-    static int state = -1;
-    if (state < 0) {
-        state = 0;
-#ifdef IRGRID_SIMD_X86
-        __builtin_cpu_init();
-        state = irgrid_simd_available() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
-                && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
-#endif
-    }
-    return state;
-}
-
-/* The software prefetches this CPU gains from (a CPUID probe, cached; a mask of these):
-   - IRGRID_PREFETCH_WINDOWS, unless the CPU is AMD's: a run of items (RAFT's lookups) prefetches the
-     pairs of blocks whose points lie close together, as in a window (simd_pairs.h). Scattered blocks
-     are prefetched on every CPU. Measured on Zen 5, where the hardware's prefetchers cover windows and
-     a block's 32 prefetch instructions cost more than they saved, and on a Cascade Lake Xeon, where
-     prefetched windows took 0.70-0.81x the time (benchmarks/README.md, "Zen 5: the pair taps, prefetch
-     by spread").
-   - IRGRID_PREFETCH_ROWS, unless the CPU is AMD's Zen 5 or later (family 0x1A on): binned 3-D cubic
-     prefetches the rows the next block's points read first (simd_cubic.h, irgrid_prefetch_last_rows):
-     0.82-0.98x the time on Zen 4, 1.14-1.17x on Zen 5 (benchmarks/README.md, "Zen 5: binned rows
-     unprefetched"). */
-enum { IRGRID_PREFETCH_WINDOWS = 1, IRGRID_PREFETCH_ROWS = 2 };
-static int irgrid_prefetches(void) {
-    static int state = -1;
-    if (state < 0) {
-        state = IRGRID_PREFETCH_WINDOWS | IRGRID_PREFETCH_ROWS;
-#ifdef IRGRID_SIMD_X86
-        unsigned eax = 0, ebx, ecx, edx, family;
-        __builtin_cpu_init();
-        if (__builtin_cpu_is("amd")) {
-            __get_cpuid(1, &eax, &ebx, &ecx, &edx);
-            family = (eax >> 8) & 0xF;
-            family += family == 0xF ? (eax >> 20) & 0xFF : 0;
-            state = family >= 0x1A ? 0 : IRGRID_PREFETCH_ROWS;
-        }
-#endif
-    }
-    return state;
-}
 
 /* Ranks, modes and sizes the gather path covers: 2-D nearest, linear and cubic, 3-D nearest and
    linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.h's codes). */
@@ -490,7 +432,7 @@ static inline irgrid_index irgrid_pairs_items_f32(const float* x, const float* g
                 : irgrid_pairs8_f32(x, g, y, n, 1, 0, 0, dims, padding, align, items, fallback);
 }
 
-#else  /* no x86 SIMD: never called (irgrid_simd_available() is 0) */
+#else  /* no x86 SIMD: never called (irgrid_cpu_avx2() is 0) */
 static inline irgrid_index irgrid_pairs_items_f32(const float* x, const float* g, float* y, irgrid_index n,
         const irgrid_index* dims, int padding, int align, int wide, irgrid_items* items, irgrid_index* fallback)
         { return -1; }

@@ -108,7 +108,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_block)(const FT* g, irgrid_index p, irg
    while the chunk's sweep read that plane last a whole scratch ago (from L3). Each row's 4 taps
    span 128 bytes, 2 or 3 lines. Prefetching all 4 rows, or the last row of every plane, measured
    slower (benchmarks/README.md, "Prefetching a binned chunk's rows"). Where the CPU gains from it
-   (simd.h's irgrid_prefetches: not on Zen 5, whose own prefetchers cover these rows). */
+   (cpu.h's irgrid_cpu_prefetches: not on Zen 5, whose own prefetchers cover these rows). */
 IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_rows)(const char* bytes, int (*pix)[4][LANES], int m, int padding,
                                                        irgrid_index plane_bytes, irgrid_index row_bytes) {
     const char* row;
@@ -140,7 +140,7 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_cubic_run)(const FT* s, const FT* g, 
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask, pending[LANES];
     const int stream = R == 3 && !by_point && IRGRID_STREAMS(y, y_cstride, channels, FT);
-    const int prefetch = R == 3 && by_point && (irgrid_prefetches() & IRGRID_PREFETCH_ROWS);
+    const int prefetch = R == 3 && by_point && (irgrid_cpu_prefetches() & IRGRID_PREFETCH_ROWS);
     irgrid_index p, m, c, nf = 0, ox[4], oy[4];
     const char* planes[4];
     /* zeros padding: the first tap's offsets count from the scratch's start, the others' from its pixel

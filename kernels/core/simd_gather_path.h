@@ -595,7 +595,7 @@ static IRGRID_AVX512 __attribute__((noinline)) int irgrid_gather_taps_wide_f32(c
 /* Outputs of points [0, n) (coordinates g, n x rank, innermost first) in `channels` planes
    (x + c * x_cstride -> y + c * y_cstride), read with gathers or (`loads`) scalar loads; returns how
    many points it left to the scalar path, their indices in fallback[0 ..) (capacity n). `wide` (f32, where
-   irgrid_wide_available()): the taps 16 lanes at a time, the same bits. */
+   irgrid_cpu_avx512()): the taps 16 lanes at a time, the same bits. */
 static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, irgrid_index rank,
         const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align, int loads,

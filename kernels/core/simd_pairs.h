@@ -130,7 +130,7 @@ IRGRID_AVX512_INLINE irgrid_index PSFX(irgrid_pairs_wide_body)(const float* x, c
         int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     const int rank = PAIRS_RANK;
     PSFX(irgrid_pairs16) q[IRGRID_PAIRS_BLOCKS];
-    const int windows = items != NULL && (irgrid_prefetches() & IRGRID_PREFETCH_WINDOWS);
+    const int windows = items != NULL && (irgrid_cpu_prefetches() & IRGRID_PREFETCH_WINDOWS);
     irgrid_pair_dim d[3];
     irgrid_index p0, p, c, found = 0;
     int i, k, blocks;

@@ -3,7 +3,6 @@
 (where OpenVINO's MatMul does not run it). The arithmetic is C (kernels/core/deform_im2col.h, gemm.h), so
 the OpenVINO extension runs the very same code: here validate, fill the problem, plan, prange its units.
 """
-import os
 
 from cython.parallel cimport parallel, prange
 from cython cimport floating
@@ -74,16 +73,16 @@ cdef int simd_policy = IRGRID_DEFORM_SIMD_AUTO
 
 
 def select_simd(bint allow) -> str:
-    """Choose the tap loop: AVX2+FMA when `allow` and the CPU has both (the default, set at import
-    unless IRGRID_SIMD=0, as for GridSample), else the baseline build (tests run both). Returns the one
-    in use: "avx2+fma" or "baseline".
+    """Choose the tap loop: AVX2+FMA when `allow` and the CPU has both and the process allows them
+    (the default; kernels/core/cpu.h: IRGRID_SIMD=0 or ONEDNN_MAX_CPU_ISA, as for GridSample), else the
+    baseline build (tests run both). Returns the one in use: "avx2+fma" or "baseline".
     Not to be called while a kernel runs."""
     global simd_policy
     simd_policy = IRGRID_DEFORM_SIMD_AUTO if allow else IRGRID_DEFORM_SIMD_BASELINE
     return irgrid_deform_simd_name(simd_policy).decode()
 
 
-select_simd(os.environ.get("IRGRID_SIMD", "").strip() != "0")
+select_simd(True)
 
 
 cdef inline void im2col_unit(const irgrid_deform_im2col* problem, Py_ssize_t unit) noexcept nogil:

@@ -13,8 +13,8 @@ the thread count. Semantics follow ONNX GridSample-22 as the README settles them
 - a NaN coordinate gives NaN; a coordinate at +-Inf or |g| >= 1e30 is a point at that infinity
   (zeros: 0, border: the edge, reflection: NaN).
 
-The core's plan chooses a path per call: the scalar blocks; on CPUs with AVX2 and FMA (IRGRID_SIMD=0 or
-`use_simd(False)` keeps the scalar path) the gather path (2-D, 3-D nearest/linear; a batch of small
+The core's plan chooses a path per call: the scalar blocks; on CPUs with AVX2 and FMA (IRGRID_SIMD=0,
+ONEDNN_MAX_CPU_ISA below AVX2 or `use_simd(False)` keep the scalar path: kernels/core/cpu.h) the gather path (2-D, 3-D nearest/linear; a batch of small
 one-channel 2-D bilinear items as one run of points, the bits of each item alone) or, from a few
 channels on (`use_interleave`), the interleaved path (a scratch per worker, or for planes past 8 MiB
 one the workers share), with separable runs for 2-D and 3-D cubic and, on scattered grids, 3-D
@@ -27,7 +27,6 @@ This module validates (ValueError), fills the core's problem struct, plans and r
 phases over OpenMP `prange` (`run_plan`; `run_serially` on one thread), each worker with its own scratch.
 """
 import math
-import os
 
 import numpy as np
 
@@ -59,7 +58,7 @@ cdef enum:
     # alternating aligned and unaligned outputs): 0.94-1.00x the time on every benchmark case.
     ALIGNED_OUTPUT_BYTES = 1 << 16
 
-cdef bint simd_on = irgrid_grid_sample_simd_available() and os.environ.get("IRGRID_SIMD") != "0"
+cdef bint simd_on = irgrid_grid_sample_simd_available()
 cdef int bin_policy = 1  # 0 never, 1 where the binning judges a span scattered, 2 always (where it applies)
 cdef int interleave_policy = 1  # 0 never, 1 from a few channels on, 2 wherever it fits
 cdef int gather_policy = 1  # 0 scalar loads, 1 whichever this CPU runs faster, 2 AVX2 gathers
@@ -71,8 +70,9 @@ cdef tuple POLICY_NAMES = ("never", "auto", "always")
 
 
 def use_simd(bint on) -> bool:
-    """Turn the vector path on (where the CPU has AVX2 and FMA) or off; returns whether it was on.
-    IRGRID_SIMD=0 in the environment turns it off at import. For tests and comparisons."""
+    """Turn the vector path on (where the CPU has AVX2 and FMA and the process allows them:
+    kernels/core/cpu.h, IRGRID_SIMD=0 or ONEDNN_MAX_CPU_ISA) or off; returns whether it was on. For
+    tests and comparisons."""
     global simd_on
     was = simd_on
     simd_on = on and irgrid_grid_sample_simd_available()

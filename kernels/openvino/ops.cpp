@@ -3,7 +3,6 @@
 #include "ops.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "drive.hpp"
@@ -18,17 +17,6 @@ extern "C" {
 }
 
 namespace irgrid_ov {
-
-// IRGRID_SIMD=0 keeps the kernels' portable scalar paths, as it does in irgrid's runtime. Read once,
-// on the first inference (the runtime reads it at import): a scan of the environment on every call
-// was a tenth of the tiny GridSample's evaluate.
-static bool simd_allowed() {
-    static const bool allowed = [] {
-        const char* flag = std::getenv("IRGRID_SIMD");
-        return !(flag && std::strcmp(flag, "0") == 0);
-    }();
-    return allowed;
-}
 
 static int code_of(const std::string& name, std::initializer_list<const char*> names) {
     int code = 0;
@@ -70,7 +58,7 @@ static void grid_sample(const GridSample::Codes& codes, const ov::Tensor& data, 
     p.coords = values_as<T>(grid, grid_copy);
     T* y = results_as<T>(out, out_copy);
     p.output = y;
-    p.simd = simd_allowed();
+    p.simd = 1;  // where the CPU has them and the process allows them (cpu.h: IRGRID_SIMD, ONEDNN_MAX_CPU_ISA)
     p.interleave = IRGRID_POLICY_AUTO;
     p.binning = IRGRID_POLICY_AUTO;
     p.gathers = IRGRID_POLICY_AUTO;
@@ -197,7 +185,7 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
                                                    : (g * group_rows + k * cg + c) * per_group + o)] =
                         w[(size_t)(((g * per_group + o) * cg + c) * kernel_size + k)];
     const int threads = arena_threads();
-    const int simd = simd_allowed() ? IRGRID_DEFORM_SIMD_AUTO : IRGRID_DEFORM_SIMD_BASELINE;
+    const int simd = IRGRID_DEFORM_SIMD_AUTO;  // as GridSample's p.simd
     for (irgrid_index item = 0; item < batch; item++) {
         transpose(x + item * channels * plane, data, channels, plane, plane, channels, static_cast<const T*>(nullptr), simd, threads, cache);
         for (irgrid_index start = 0; start < points; start += tile) {

@@ -49,12 +49,16 @@ def _shapes(rank: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     return [((3, 4, 5), (3, 1, 7)), ((1, 6, 1), (2, 3, 5)), ((4, 5, 6), (1, 1, 13))]
 
 
-def _cpu_has_avx2_fma() -> bool:
+def _cpu_flags() -> set[str]:
+    """The CPU's flags as the kernel reports them (not capped by the environment, as the kernels' probes are)."""
     try:
-        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+        return set(next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split())
     except (OSError, StopIteration):
-        return False
-    return "avx2" in flags and "fma" in flags
+        return set()
+
+
+def _cpu_has_avx2_fma() -> bool:
+    return {"avx2", "fma"} <= _cpu_flags()
 
 
 def test_vector_path_is_used_where_the_cpu_has_it():
@@ -65,13 +69,51 @@ def test_vector_path_is_used_where_the_cpu_has_it():
         sampling.use_simd(was)
 
 
-def test_environment_turns_the_vector_path_off(tmp_path):
-    code = "from irgrid._kernels import sampling; print(sampling.use_simd(False))"
+_CAPPED = """
+import sys
+import numpy as np
+from irgrid._kernels import deform_columns, sampling
+from irgrid.ops.grid_sample import sample_plan
+x, grid = np.load(sys.argv[1]), np.load(sys.argv[2])
+plan = sample_plan(x.shape, grid.shape, np.float32, "linear", "zeros", False)
+print(plan.route(2), sampling.use_simd(True), sampling.avx512_available(), deform_columns.select_simd(True), sep=";")
+np.save(sys.argv[3], plan(x, grid, None, 2))
+"""
+
+
+@pytest.mark.parametrize("env,isa", [
+    ({"IRGRID_SIMD": "0"}, "scalar"),
+    ({"IRGRID_SIMD": "0", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE"}, "scalar"),
+    ({"ONEDNN_MAX_CPU_ISA": "SSE41"}, "scalar"),
+    ({"ONEDNN_MAX_CPU_ISA": "avx"}, "scalar"),
+    ({"ONEDNN_MAX_CPU_ISA": "AVX2"}, "avx2"),
+    ({"DNNL_MAX_CPU_ISA": "avx2_vnni"}, "avx2"),
+    ({"ONEDNN_MAX_CPU_ISA": "", "DNNL_MAX_CPU_ISA": "AVX2"}, "avx2"),
+    ({"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_AMX", "DNNL_MAX_CPU_ISA": "SSE41"}, "all"),
+    ({"ONEDNN_MAX_CPU_ISA": "DEFAULT"}, "all"),
+    ({"ONEDNN_MAX_CPU_ISA": "no such isa"}, "all"),
+], ids=lambda v: "+".join(f"{k}={w}" for k, w in v.items()) if isinstance(v, dict) else v)
+def test_environment_caps_the_instruction_sets(tmp_path, env, isa):
+    """IRGRID_SIMD=0 and OpenVINO's (oneDNN's) ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA cap the kernels in a
+    fresh process (kernels/core/cpu.h, read once): below AVX2 the scalar paths, at AVX2 the 8-channel
+    interleaved path without AVX-512, else what the CPU has. Each process's result against onnxruntime."""
+    rng = keyed_rng("isa cap")
+    x = rng.uniform(-1, 1, (1, 16, 24, 20))
+    grid = dyadic(rng, (1, 24, 24, 2), 1.2)  # 576 points: 16-channel pixels from 512 on
+    np.save(tmp_path / "x.npy", x.astype(np.float32))
+    np.save(tmp_path / "grid.npy", grid.astype(np.float32))
+    clean = {k: v for k, v in os.environ.items() if k not in ("IRGRID_SIMD", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")}
     # Run outside the checkout: `python -c` puts the cwd first on sys.path, and a source checkout's
     # irgrid/ folder holds no built kernels when the package was installed non-editable (as in CI).
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "IRGRID_SIMD": "0"}, cwd=tmp_path,
-                         capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
+    out = subprocess.run([sys.executable, "-c", _CAPPED, "x.npy", "grid.npy", "y.npy"], env={**clean, **env},
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip().split(";")
+    avx2, avx512 = _cpu_has_avx2_fma(), {"avx512f", "avx512vl", "avx512bw", "avx512dq"} <= _cpu_flags()
+    vector = avx2 and isa != "scalar"
+    wide = avx512 and isa == "all"
+    assert out == [("interleaved 16" if wide else "interleaved 8") if vector else "blocks", str(vector), str(wide),
+                   "avx2+fma" if vector else "baseline"]
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), run_ort_grid_sample(x, grid, "linear", "zeros", False),
+                               **TOLERANCES[np.float32])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
