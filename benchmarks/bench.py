@@ -1312,6 +1312,13 @@ def _clean_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}"[:300]
 
 
+# The environment's caps on the instruction sets every peer's process inherits: OpenVINO's plugin and
+# irgrid (kernels/core/cpu.h) follow oneDNN's, torch's own kernels ATen's; e.g. ONEDNN_MAX_CPU_ISA=AVX2
+# ATEN_CPU_CAPABILITY=avx2 times each library's AVX2 code on an AVX-512 host (benchmarks/README.md,
+# "AVX2 on an AVX-512 host").
+ISA_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "IRGRID_SIMD")
+
+
 def _microarchitecture(vendor: str, family: int, model: int, stepping: int) -> str:
     """The core design from CPUID's family and model (x86 server parts these hosts have had), or ''."""
     if vendor == "GenuineIntel" and family == 6:
@@ -1344,7 +1351,10 @@ def _cpu_name() -> str:
     except (KeyError, ValueError):
         return name
     design = _microarchitecture(fields.get("vendor_id", ""), family, model, stepping)
-    return f"{name} ({design + ', ' if design else ''}family {family} model {model} stepping {stepping})"
+    caps = [f"{var}={os.environ[var]}" for var in ISA_CAPS if os.environ.get(var)]
+    return (f"{name} ({design + ', ' if design else ''}family {family} model {model} stepping {stepping}"
+            + (f"; instruction sets capped by {', '.join(caps)}" if caps else "") + ")")
+
 
 
 if __name__ == "__main__":

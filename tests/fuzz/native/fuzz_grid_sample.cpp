@@ -194,12 +194,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     const irgrid_schedule& s = planned.schedule;
     const int64_t plane = product(p.dims, p.rank), points = product(p.out_dims, p.rank);
     const int64_t data_n = times(times(p.batch, p.channels), plane);
-    const int64_t hint = p.threads > 1 ? p.threads : 1, past = int64_t(s.worker_bytes) - int64_t(MAX_SCRATCH);
+    // The drivers take s.workers scratches (at most the hint's; a large row scratch's plan takes fewer).
+    const int64_t hint = p.threads > 1 ? p.threads : 1, workers = s.workers > 1 ? s.workers : 1;
+    const int64_t past = int64_t(s.worker_bytes) - int64_t(MAX_SCRATCH);
     const int64_t data_share = times(LARGE_SCRATCH_SHARE, times(data_n, p.dtype == IRGRID_F32 ? 4 : 8));
     FUZZ_CHECK((s.shared_bytes <= MAX_SCRATCH
                 || (s.shared_bytes <= MAX_LARGE_SCRATCH && int64_t(s.shared_bytes) <= data_share))
                    && (s.worker_bytes <= MAX_SCRATCH
-                       || (s.worker_bytes <= MAX_LARGE_SCRATCH + MAX_SCRATCH && times(hint, past) <= data_share)),
+                       || (s.worker_bytes <= MAX_LARGE_SCRATCH + MAX_SCRATCH && times(workers, past) <= data_share)),
                (long long)s.worker_bytes, (long long)s.shared_bytes);
     FUZZ_CHECK(s.workers <= hint, s.workers, p.threads);
     FUZZ_CHECK(planned.path >= IRGRID_GS_BLOCKS && planned.path <= IRGRID_GS_SHARED, planned.path);
