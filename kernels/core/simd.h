@@ -171,9 +171,31 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
    Keys' weights from t = x - floor(x) in [0, 1) differ from the double ones in their last bits only,
    so the gather path's cubic keeps the double ones (and, for its weights' sake, the double
    coordinate). */
+/* The FMA's two constants for a dim of `length` (exact in f32 up to 2**22 pixels). */
+static inline void irgrid_pixel_constants(double length, int align, float* scale, float* offset) {
+    *offset = (float)((length - 1) / 2);
+    *scale = align ? *offset : (float)(length / 2);
+}
+
+/* A dim's pixel coordinate x = g * scale + offset as one FMA: the constants, which the pair runs
+   (simd_pairs.h, irgrid_pairs8_f32) make once per call: GCC does not hoist their double arithmetic out
+   of a block loop (it may trap), 16 scalar operations a block. */
+typedef struct {
+    __m256 scale, offset;
+} irgrid_pair_dim8;
+
+IRGRID_AVX2_INLINE irgrid_pair_dim8 irgrid_pair_dim8_of(irgrid_index length, int align) {
+    float scale, offset;
+    irgrid_pair_dim8 d;
+    irgrid_pixel_constants((double)length, align, &scale, &offset);
+    d.scale = _mm256_set1_ps(scale);
+    d.offset = _mm256_set1_ps(offset);
+    return d;
+}
+
 IRGRID_AVX2_INLINE __m256 irgrid_denormalize_native_ps(__m256 g, double length, int align) {
-    const __m256 offset = _mm256_set1_ps((float)((length - 1) / 2));
-    return _mm256_fmadd_ps(g, align ? offset : _mm256_set1_ps((float)(length / 2)), offset);
+    const irgrid_pair_dim8 d = irgrid_pair_dim8_of((irgrid_index)length, align);
+    return _mm256_fmadd_ps(g, d.scale, d.offset);
 }
 IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
 
@@ -207,18 +229,17 @@ IRGRID_AVX512_INLINE __m512d irgrid_denormalize_pd8(__m512d g, double length, in
     return _mm512_mul_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_add_pd(g, one), _mm512_set1_pd(length)), one), half);
 }
 
-/* A dim's pixel coordinate x = g * scale + offset as one FMA: the constants, which the pair run
-   (simd_pairs.h) makes once per call: GCC does not hoist their double arithmetic out of its block loop
-   (it may trap), 16 scalar operations a block. */
+/* irgrid_pair_dim8's 16-lane twin. */
 typedef struct {
     __m512 scale, offset;
 } irgrid_pair_dim;
 
 IRGRID_AVX512_INLINE irgrid_pair_dim irgrid_pair_dim_of(irgrid_index length, int align) {
-    const double len = (double)length;
+    float scale, offset;
     irgrid_pair_dim d;
-    d.offset = _mm512_set1_ps((float)((len - 1) / 2));
-    d.scale = align ? d.offset : _mm512_set1_ps((float)(len / 2));
+    irgrid_pixel_constants((double)length, align, &scale, &offset);
+    d.scale = _mm512_set1_ps(scale);
+    d.offset = _mm512_set1_ps(offset);
     return d;
 }
 

@@ -460,11 +460,24 @@ typedef struct {
     int at[2][8];
     __m256 w[4], tap_left[2], tap_right[2], next_left[2], next_right[2], store;
     irgrid_index base;
+    int scattered;
 } irgrid_pairs8x;
 
+/* irgrid_pixel_coordinate_f32 (native) with the call's constants (irgrid_pair_dim8): the same bits. */
+IRGRID_AVX2_INLINE __m256 irgrid_pair8_coordinate(__m256 g, const irgrid_pair_dim8* d, __m256* bad) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    __m256 x, ok = _mm256_cmp_ps(_mm256_andnot_ps(sign, g), _mm256_set1_ps(1e30f), _CMP_LT_OQ);
+    x = _mm256_fmadd_ps(_mm256_and_ps(g, ok), d->scale, d->offset);
+    ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(4194304.0f), _CMP_LE_OQ));
+    *bad = _mm256_or_ps(*bad, _mm256_andnot_ps(ok, all));
+    return _mm256_and_ps(x, ok);
+}
+
+/* The taps of points [p, p + m) (m <= 8) into q (irgrid_pairs_taps_2d's, 8 lanes; d: the height's and
+   the width's constants). */
 IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgrid_index m, irgrid_index height,
-        irgrid_index width, int padding, int align, irgrid_items* items, irgrid_pairs8x* q, irgrid_index* fallback,
-        irgrid_index* found) {
+        irgrid_index width, const irgrid_pair_dim8* d, int padding, irgrid_items* items, irgrid_pairs8x* q,
+        irgrid_index* fallback, irgrid_index* found) {
     const __m256 one = _mm256_set1_ps(1.0f);
     const __m256i zero = _mm256_setzero_si256(), h_last = _mm256_set1_epi32((int)height - 1);
     const __m256i all = _mm256_set1_epi32(-1), lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -474,6 +487,7 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgri
     int r;
     q->store = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), lanes));
     q->base = 0;
+    q->scattered = 0;
     if (items != NULL) {  /* irgrid_pairs_taps_2d' */
         const __m256i plane = _mm256_set1_epi32((int)items->plane);
         irgrid_index bound;
@@ -484,8 +498,8 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgri
         irgrid_items_advance(items, 8);
     }
     irgrid_lane_coords_f32(g, p, m, 2, gk, coords);
-    gx = irgrid_pixel_coordinate_f32(gk[0], width, align, 1, &bad);
-    gy = irgrid_pixel_coordinate_f32(gk[1], height, align, 1, &bad);
+    gx = irgrid_pair8_coordinate(gk[0], d + 1, &bad);
+    gy = irgrid_pair8_coordinate(gk[1], d, &bad);
     if (padding == IRGRID_PAD_BORDER) {
         gx = _mm256_min_ps(_mm256_max_ps(gx, _mm256_setzero_ps()), _mm256_set1_ps((float)(width - 1)));
         gy = _mm256_min_ps(_mm256_max_ps(gy, _mm256_setzero_ps()), _mm256_set1_ps((float)(height - 1)));
@@ -500,6 +514,11 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgri
     wx[1] = tx;
     wy[0] = _mm256_sub_ps(one, ty);
     wy[1] = ty;
+    if (items != NULL) {  /* two lanes' rows or more over 4 from lane 0's: not a 9 x 9 window */
+        const __m256i far = _mm256_abs_epi32(_mm256_sub_epi32(y0, _mm256_permutevar8x32_epi32(y0, zero)));
+        q->scattered = __builtin_popcount(_mm256_movemask_ps(_mm256_castsi256_ps(
+                           _mm256_cmpgt_epi32(far, _mm256_set1_epi32(4))))) > 1;
+    }
     for (r = 0; r < 4; r++)
         q->w[r] = _mm256_mul_ps(wy[r / 2], wx[r % 2]);
     start = _mm256_min_epi32(_mm256_max_epi32(x0, zero), _mm256_set1_epi32((int)width - 2));
@@ -508,8 +527,8 @@ IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgri
     before = padding == IRGRID_PAD_BORDER ? zero : _mm256_cmpeq_epi32(x0, all);
     for (r = 0; r < 2; r++) {
         yr = r ? _mm256_add_epi32(y0, _mm256_set1_epi32(1)) : y0;
-        row_ok = padding == IRGRID_PAD_BORDER ? all
-                 : _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi32(zero, yr), _mm256_cmpgt_epi32(yr, h_last)), all);
+        row_ok = padding == IRGRID_PAD_BORDER ? all  /* 0 <= yr <= H - 1 as one unsigned comparison */
+                 : _mm256_cmpeq_epi32(_mm256_min_epu32(yr, h_last), yr);
         yr = _mm256_min_epi32(_mm256_max_epi32(yr, zero), h_last);
         _mm256_storeu_si256((__m256i*)q->at[r], _mm256_add_epi32(_mm256_add_epi32(
             _mm256_mullo_epi32(yr, _mm256_set1_epi32((int)width)), start), shift));
@@ -550,13 +569,15 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_pairs8_body(const float* x, const float* 
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
         int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     irgrid_pairs8x q[2 * IRGRID_PAIRS_BLOCKS];
+    const int windows = items != NULL && (irgrid_cpu_prefetches() & IRGRID_PREFETCH_WINDOWS);
+    const irgrid_pair_dim8 d[2] = {irgrid_pair_dim8_of(dims[0], align), irgrid_pair_dim8_of(dims[1], align)};
     irgrid_index p0, p, c, found = 0;
     int i, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
         for (i = 0, p = p0; i < 2 * IRGRID_PAIRS_BLOCKS && p < n; i++, p += 8) {
-            irgrid_pairs8_taps(g, p, n - p < 8 ? n - p : 8, dims[0], dims[1], padding, align, items, q + i, fallback,
+            irgrid_pairs8_taps(g, p, n - p < 8 ? n - p : 8, dims[0], dims[1], d, padding, items, q + i, fallback,
                                &found);
-            if (items != NULL)
+            if (items != NULL && (windows || q[i].scattered))
                 irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 8);
         }
         blocks = i;
@@ -567,19 +588,14 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_pairs8_body(const float* x, const float* 
     return found;
 }
 
-/* irgrid_pairs8_body per padding and alignment. */
+/* irgrid_pairs8_body per padding (the alignment only sets the constants). */
 static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_pairs8_f32(const float* x, const float* g,
         float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
         const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
-    if (padding == IRGRID_PAD_ZEROS)
-        return align ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 1, items,
-                                          fallback)
-                     : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, 0, items,
-                                          fallback);
-    return align ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 1, items,
-                                      fallback)
-                 : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, 0, items,
-                                      fallback);
+    return padding == IRGRID_PAD_ZEROS
+           ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align, items, fallback)
+           : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align, items,
+                                fallback);
 }
 
 /* irgrid_gather_taps_wide_body, one copy per 2-D mode as irgrid_gather_taps (the plan takes 16 lanes in
