@@ -588,14 +588,19 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_pairs8_body(const float* x, const float* 
     return found;
 }
 
-/* irgrid_pairs8_body per padding (the alignment only sets the constants). */
+/* irgrid_pairs8_body per padding, with and without items (the alignment only sets the constants). */
 static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_pairs8_f32(const float* x, const float* g,
         float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
         const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
-    return padding == IRGRID_PAD_ZEROS
-           ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align, items, fallback)
-           : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align, items,
-                                fallback);
+    if (padding == IRGRID_PAD_ZEROS)
+        return items ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align,
+                                          items, fallback)
+                     : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align,
+                                          NULL, fallback);
+    return items ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
+                                      items, fallback)
+                 : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
+                                      NULL, fallback);
 }
 
 /* irgrid_gather_taps_wide_body, one copy per 2-D mode as irgrid_gather_taps (the plan takes 16 lanes in
