@@ -450,7 +450,7 @@ IRGRID_AVX512_INLINE void irgrid_transpose_ps16(__m512* r) {
 static inline irgrid_index irgrid_pairs_items_f32(const float* x, const float* g, float* y, irgrid_index n,
         const irgrid_index* dims, int padding, int align, int wide, irgrid_items* items, irgrid_index* fallback) {
     return wide ? irgrid_pairs_wide_f32(x, g, y, n, 1, 0, 0, 2, dims, padding, align, items, fallback)
-                : irgrid_pairs8_f32(x, g, y, n, 1, 0, 0, dims, padding, align, items, fallback);
+                : irgrid_pairs8_f32(x, g, y, n, 1, 0, 0, 2, dims, padding, align, items, fallback);
 }
 
 #else  /* no x86 SIMD: never called (irgrid_cpu_avx2() is 0) */

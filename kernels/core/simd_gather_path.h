@@ -452,16 +452,8 @@ static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid
                                              align, NULL, fallback);
 }
 
-/* ---- 2-D bilinear by pairs, 8 lanes (AVX2): irgrid_pairs_wide_f32's scheme where the CPU lacks AVX-512,
-   the same operations lane for lane, so the same bits ---- */
-
-/* The pair reads of 8 points (irgrid_pairs16_2d's, with masks as vectors of all-ones or zero lanes). */
-typedef struct {
-    int at[2][8];
-    __m256 w[4], tap_left[2], tap_right[2], next_left[2], next_right[2], store;
-    irgrid_index base;
-    int scattered;
-} irgrid_pairs8x;
+/* ---- Bilinear and trilinear by pairs, 8 lanes (AVX2): irgrid_pairs_wide_f32's scheme where the CPU
+   lacks AVX-512, the same operations lane for lane, so the same bits ---- */
 
 /* irgrid_pixel_coordinate_f32 (native) with the call's constants (irgrid_pair_dim8): the same bits. */
 IRGRID_AVX2_INLINE __m256 irgrid_pair8_coordinate(__m256 g, const irgrid_pair_dim8* d, __m256* bad) {
@@ -473,134 +465,31 @@ IRGRID_AVX2_INLINE __m256 irgrid_pair8_coordinate(__m256 g, const irgrid_pair_di
     return _mm256_and_ps(x, ok);
 }
 
-/* The taps of points [p, p + m) (m <= 8) into q (irgrid_pairs_taps_2d's, 8 lanes; d: the height's and
-   the width's constants). */
-IRGRID_AVX2_INLINE void irgrid_pairs8_taps(const float* g, irgrid_index p, irgrid_index m, irgrid_index height,
-        irgrid_index width, const irgrid_pair_dim8* d, int padding, irgrid_items* items, irgrid_pairs8x* q,
-        irgrid_index* fallback, irgrid_index* found) {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256i zero = _mm256_setzero_si256(), h_last = _mm256_set1_epi32((int)height - 1);
-    const __m256i all = _mm256_set1_epi32(-1), lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    float coords[3][8];
-    __m256 gk[3], bad = _mm256_setzero_ps(), gx, gy, tx, ty, wx[2], wy[2];
-    __m256i x0, y0, yr, start, inner, at_last, before, row_ok, shift = zero;
-    int r;
-    q->store = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), lanes));
-    q->base = 0;
-    q->scattered = 0;
-    if (items != NULL) {  /* irgrid_pairs_taps_2d' */
-        const __m256i plane = _mm256_set1_epi32((int)items->plane);
-        irgrid_index bound;
-        q->base = items->item * items->plane;
-        for (bound = items->per_item - items->rem; bound < m; bound += items->per_item)
-            shift = _mm256_add_epi32(shift, _mm256_and_si256(plane, _mm256_and_si256(
-                _mm256_castps_si256(q->store), _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32((int)bound - 1)))));
-        irgrid_items_advance(items, 8);
-    }
-    irgrid_lane_coords_f32(g, p, m, 2, gk, coords);
-    gx = irgrid_pair8_coordinate(gk[0], d + 1, &bad);
-    gy = irgrid_pair8_coordinate(gk[1], d, &bad);
-    if (padding == IRGRID_PAD_BORDER) {
-        gx = _mm256_min_ps(_mm256_max_ps(gx, _mm256_setzero_ps()), _mm256_set1_ps((float)(width - 1)));
-        gy = _mm256_min_ps(_mm256_max_ps(gy, _mm256_setzero_ps()), _mm256_set1_ps((float)(height - 1)));
-    }
-    tx = _mm256_floor_ps(gx);
-    ty = _mm256_floor_ps(gy);
-    x0 = _mm256_cvttps_epi32(tx);
-    y0 = _mm256_cvttps_epi32(ty);
-    tx = _mm256_sub_ps(gx, tx);
-    ty = _mm256_sub_ps(gy, ty);
-    wx[0] = _mm256_sub_ps(one, tx);
-    wx[1] = tx;
-    wy[0] = _mm256_sub_ps(one, ty);
-    wy[1] = ty;
-    if (items != NULL) {  /* two lanes' rows or more over 4 from lane 0's: not a 9 x 9 window */
-        const __m256i far = _mm256_abs_epi32(_mm256_sub_epi32(y0, _mm256_permutevar8x32_epi32(y0, zero)));
-        q->scattered = __builtin_popcount(_mm256_movemask_ps(_mm256_castsi256_ps(
-                           _mm256_cmpgt_epi32(far, _mm256_set1_epi32(4))))) > 1;
-    }
-    for (r = 0; r < 4; r++)
-        q->w[r] = _mm256_mul_ps(wy[r / 2], wx[r % 2]);
-    start = _mm256_min_epi32(_mm256_max_epi32(x0, zero), _mm256_set1_epi32((int)width - 2));
-    inner = _mm256_cmpeq_epi32(x0, start);
-    at_last = _mm256_cmpeq_epi32(x0, _mm256_set1_epi32((int)width - 1));
-    before = padding == IRGRID_PAD_BORDER ? zero : _mm256_cmpeq_epi32(x0, all);
-    for (r = 0; r < 2; r++) {
-        yr = r ? _mm256_add_epi32(y0, _mm256_set1_epi32(1)) : y0;
-        row_ok = padding == IRGRID_PAD_BORDER ? all  /* 0 <= yr <= H - 1 as one unsigned comparison */
-                 : _mm256_cmpeq_epi32(_mm256_min_epu32(yr, h_last), yr);
-        yr = _mm256_min_epi32(_mm256_max_epi32(yr, zero), h_last);
-        _mm256_storeu_si256((__m256i*)q->at[r], _mm256_add_epi32(_mm256_add_epi32(
-            _mm256_mullo_epi32(yr, _mm256_set1_epi32((int)width)), start), shift));
-        q->tap_left[r] = _mm256_castsi256_ps(_mm256_and_si256(inner, row_ok));
-        q->tap_right[r] = _mm256_castsi256_ps(_mm256_and_si256(at_last, row_ok));
-        q->next_right[r] = _mm256_castsi256_ps(padding == IRGRID_PAD_BORDER ? all : _mm256_and_si256(inner, row_ok));
-        q->next_left[r] = _mm256_castsi256_ps(_mm256_and_si256(before, row_ok));
-    }
-    irgrid_record_fallback_f32(bad, p, m, fallback, found);
-}
+#define PAIRS_RANK 2
+#include "simd_pairs8.h"
+#define PAIRS_RANK 3
+#include "simd_pairs8.h"
 
-/* One channel's outputs of 8 points from their prepared taps q (the masks pick disjoint lanes, so
-   AND and OR give each tap its value, or +0). */
-IRGRID_AVX2_INLINE void irgrid_pairs8_apply(const irgrid_pairs8x* q, const float* xc, float* yc) {
-    __m256 v[4], acc;
-    int r;
-    for (r = 0; r < 2; r++) {
-        const int* at = q->at[r];
-        const __m256 lo = _mm256_castpd_ps(_mm256_insertf128_pd(_mm256_castpd128_pd256(
-            irgrid_two_pairs(xc + at[0], xc + at[1])), irgrid_two_pairs(xc + at[2], xc + at[3]), 1));
-        const __m256 hi = _mm256_castpd_ps(_mm256_insertf128_pd(_mm256_castpd128_pd256(
-            irgrid_two_pairs(xc + at[4], xc + at[5])), irgrid_two_pairs(xc + at[6], xc + at[7]), 1));
-        const __m256 left = _mm256_castpd_ps(_mm256_permute4x64_pd(
-            _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
-        const __m256 right = _mm256_castpd_ps(_mm256_permute4x64_pd(
-            _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
-        v[2 * r] = _mm256_or_ps(_mm256_and_ps(left, q->tap_left[r]), _mm256_and_ps(right, q->tap_right[r]));
-        v[2 * r + 1] = _mm256_or_ps(_mm256_and_ps(right, q->next_right[r]), _mm256_and_ps(left, q->next_left[r]));
-    }
-    acc = _mm256_mul_ps(q->w[0], v[0]);
-    acc = _mm256_fmadd_ps(q->w[1], v[1], acc);
-    acc = _mm256_fmadd_ps(q->w[2], v[2], acc);
-    acc = _mm256_fmadd_ps(q->w[3], v[3], acc);
-    _mm256_maskstore_ps(yc, _mm256_castps_si256(q->store), acc);
-}
-
-IRGRID_AVX2_INLINE irgrid_index irgrid_pairs8_body(const float* x, const float* g, float* y, irgrid_index n,
-        irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
-        int padding, int align, irgrid_items* items, irgrid_index* fallback) {
-    irgrid_pairs8x q[2 * IRGRID_PAIRS_BLOCKS];
-    const int windows = items != NULL && (irgrid_cpu_prefetches() & IRGRID_PREFETCH_WINDOWS);
-    const irgrid_pair_dim8 d[2] = {irgrid_pair_dim8_of(dims[0], align), irgrid_pair_dim8_of(dims[1], align)};
-    irgrid_index p0, p, c, found = 0;
-    int i, blocks;
-    for (p0 = 0; p0 < n; p0 += 16 * IRGRID_PAIRS_BLOCKS) {
-        for (i = 0, p = p0; i < 2 * IRGRID_PAIRS_BLOCKS && p < n; i++, p += 8) {
-            irgrid_pairs8_taps(g, p, n - p < 8 ? n - p : 8, dims[0], dims[1], d, padding, items, q + i, fallback,
-                               &found);
-            if (items != NULL && (windows || q[i].scattered))
-                irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 8);
-        }
-        blocks = i;
-        for (c = 0; c < channels; c++)
-            for (i = 0; i < blocks; i++)
-                irgrid_pairs8_apply(q + i, x + c * x_cstride + q[i].base, y + c * y_cstride + p0 + 8 * i);
-    }
-    return found;
-}
-
-/* irgrid_pairs8_body per padding, with and without items (the alignment only sets the constants). */
+/* The 8-lane pair run per rank and padding: in 2-D with and without items (the alignment only sets the
+   constants), in 3-D without. */
 static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_pairs8_f32(const float* x, const float* g,
-        float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride,
+        float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, int rank,
         const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
+    if (rank == 3)
+        return padding == IRGRID_PAD_ZEROS
+               ? irgrid_pairs8_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align,
+                                       NULL, fallback)
+               : irgrid_pairs8_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
+                                       NULL, fallback);
     if (padding == IRGRID_PAD_ZEROS)
-        return items ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align,
-                                          items, fallback)
-                     : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align,
-                                          NULL, fallback);
-    return items ? irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
-                                      items, fallback)
-                 : irgrid_pairs8_body(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
-                                      NULL, fallback);
+        return items ? irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
+                                             align, items, fallback)
+                     : irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
+                                             align, NULL, fallback);
+    return items ? irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
+                                         items, fallback)
+                 : irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
+                                         NULL, fallback);
 }
 
 /* irgrid_gather_taps_wide_body, one copy per 2-D mode as irgrid_gather_taps (the plan takes 16 lanes in
@@ -629,11 +518,12 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     /* (calls of less than a block keep the blocks' prefetched rows: by pairs RAFT's 81-point items, one call
        each, took 1.12-1.14x the time on random windows; a batch of such one-channel items now runs by
        pairs as one run, grid_sample.c's IRGRID_GS_ITEMS) */
-    if ((rank == 2 || (rank == 3 && wide)) && mode == IRGRID_MODE_LINEAR && padding != IRGRID_PAD_REFLECTION
-            && channels <= IRGRID_PAIRS_CHANNELS && dims[rank - 1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
+    if (mode == IRGRID_MODE_LINEAR && padding != IRGRID_PAD_REFLECTION && channels <= IRGRID_PAIRS_CHANNELS
+            && dims[rank - 1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
         return wide ? irgrid_pairs_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, (int)rank, dims, padding,
                                             align, NULL, fallback)
-                    : irgrid_pairs8_f32(x, g, y, n, channels, x_cstride, y_cstride, dims, padding, align, NULL, fallback);
+                    : irgrid_pairs8_f32(x, g, y, n, channels, x_cstride, y_cstride, (int)rank, dims, padding, align,
+                                        NULL, fallback);
     if (rank == 2 && channels <= IRGRID_FUSED_CHANNELS && n >= IRGRID_SIMD_GROUPS * LANES) {
         if (wide)
             return irgrid_fused_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, rank, dims, strides, mode,
