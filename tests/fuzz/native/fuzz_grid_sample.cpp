@@ -138,16 +138,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     irgrid_grid_sample p{};
     p.dtype = pick_code(in, 2);
     const uint8_t rank_kind = in.ConsumeIntegral<uint8_t>();
-    // 192-199: 2-D with outputs of 16-40 points a side, so that calls reach the paths that start at a
-    // block of 256 points (2-D bilinear's pair reads, the fused few-channel run)
-    const bool large = rank_kind >= 192 && rank_kind < 200;
-    p.rank = large ? 2 : rank_kind < 200 ? 1 + rank_kind % 3
+    // 192-199: 2-D with outputs of 16-40 points a side, 184-191: 3-D with 7-13, so that calls reach the
+    // paths that start at a block of 256 points (the pair reads at 8 and 16 lanes, the fused few-channel run)
+    const bool large = rank_kind >= 192 && rank_kind < 200, large_3d = rank_kind >= 184 && rank_kind < 192;
+    p.rank = large ? 2 : large_3d ? 3 : rank_kind < 200 ? 1 + rank_kind % 3
                      : (rank_kind < 250 ? rank_kind % 8 : pick_size(in, IRGRID_MAX_RANK + 1));
     const int64_t dims = p.rank < 0 ? 0 : (p.rank > IRGRID_MAX_RANK ? IRGRID_MAX_RANK : p.rank);
     for (int64_t k = 0; k < dims; k++) {
         p.dims[k] = pick_size(in, 6);
         p.out_dims[k] = pick_size(in, 6);
         if (large && p.out_dims[k] >= 0 && p.out_dims[k] <= 6) p.out_dims[k] = 16 + 4 * p.out_dims[k];
+        if (large_3d && p.out_dims[k] >= 0 && p.out_dims[k] <= 6) p.out_dims[k] = 7 + p.out_dims[k];
     }
     p.batch = pick_size(in, 2);
     p.channels = pick_size(in, 20);
