@@ -3,11 +3,13 @@
    copy per rank: a block's taps sized for 3-D's four rows made 2-D's two- and three-channel runs take
    1.02-1.05x the time on Zen 5 (benchmarks/README.md, "Zen 5: the pair taps, prefetch by spread"). */
 #define PAIRS_ROWS (PAIRS_RANK == 3 ? 4 : 2)
-/* Blocks whose taps are computed before any is read: 2-D IRGRID_PAIRS_BLOCKS (4, 8 or 32 measured
-   0.97-1.1x), 3-D half as many, 128 points (Zen 5, paired: 0.94x the time of 256 on random grids at 1
-   and 2 threads, 0.99x on smooth ones; 64 points took 1.03x on smooth ones; benchmarks/README.md, "AVX2
-   on an AVX-512 host", where the 8-lane run's batches were measured first). */
-#define PAIRS_BATCH (PAIRS_RANK == 3 ? IRGRID_PAIRS_BLOCKS / 2 : IRGRID_PAIRS_BLOCKS)
+/* Blocks whose taps are computed before any is read: IRGRID_PAIRS_BLOCKS (256 points) for a run of
+   items, whose prefetched lines need that long to arrive (RAFT's random lookups took 1.14x the time with
+   128), else half as many, 128 points (Zen 5, paired, 2 threads: 2-D 0.93-0.96x the time of 256 on
+   random grids and 0.99-1.01x on smooth ones, 3-D 0.94x and 0.99x, at 1 thread too; 64 points in 3-D
+   1.03x on smooth grids; 2-D's 4 and 32 blocks measured 0.97-1.1x; benchmarks/README.md, "AVX2 on an
+   AVX-512 host", where the 8-lane run's batches were measured first). */
+#define PAIRS_BATCH(items) ((items) != NULL ? IRGRID_PAIRS_BLOCKS : IRGRID_PAIRS_BLOCKS / 2)
 #define PSFX_(name, r) name##_##r##d
 #define PSFX_EXPAND(name, r) PSFX_(name, r)
 #define PSFX(name) PSFX_EXPAND(name, PAIRS_RANK)
@@ -134,15 +136,16 @@ IRGRID_AVX512_INLINE irgrid_index PSFX(irgrid_pairs_wide_body)(const float* x, c
         irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, const irgrid_index* dims,
         int padding, int align, irgrid_items* items, irgrid_index* fallback) {
     const int rank = PAIRS_RANK;
-    PSFX(irgrid_pairs16) q[PAIRS_BATCH];
+    PSFX(irgrid_pairs16) q[IRGRID_PAIRS_BLOCKS];
+    const int batch = PAIRS_BATCH(items);
     const int windows = items != NULL && (irgrid_cpu_prefetches() & IRGRID_PREFETCH_WINDOWS);
     irgrid_pair_dim d[3];
     irgrid_index p0, p, c, found = 0;
     int i, k, blocks;
     for (k = 0; k < rank; k++)
         d[k] = irgrid_pair_dim_of(dims[k], align);
-    for (p0 = 0; p0 < n; p0 += 16 * PAIRS_BATCH) {
-        for (i = 0, p = p0; i < PAIRS_BATCH && p < n; i++, p += 16) {
+    for (p0 = 0; p0 < n; p0 += 16 * batch) {
+        for (i = 0, p = p0; i < batch && p < n; i++, p += 16) {
             PSFX(irgrid_pairs_taps)(g, p, n - p < 16 ? n - p : 16, dims, d, padding, items, q + i, fallback, &found);
             if (items != NULL && (windows || q[i].scattered))
                 irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 16);
