@@ -10,6 +10,7 @@ test_grid_sample_onnx_backend.py). A missing library fails these tests: it is ne
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -324,6 +325,48 @@ def test_grid_sample_gives_irgrid_runtime_bits(tmp_path, mode, padding):
         for threads in (1, 2):
             got = _compile(native_core(), path, threads)([x, g])[0]
             np.testing.assert_array_equal(got, want, err_msg=f"{x_shape} -> {out_dims}, {threads} threads")
+
+
+_CAPPED_LIBRARY = """
+import sys
+import numpy as np
+import openvino as ov
+import irgrid.openvino as iov
+core = ov.Core()
+core.add_extension(str(iov.library_path()))
+compiled = core.compile_model(sys.argv[1], "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 2})
+np.save(sys.argv[4], compiled([np.load(sys.argv[2]), np.load(sys.argv[3])])[0])
+"""
+
+
+def test_instruction_set_cap_reaches_the_library(tmp_path):
+    """OpenVINO's ONEDNN_MAX_CPU_ISA below AVX2 leaves the library on the scalar path (kernels/core/cpu.h,
+    the probes irgrid's runtime reads too): its bits are the runtime's scalar path's, which differ from
+    the vector path's FMA sums on these inputs, and it matches onnxruntime."""
+    from irgrid._kernels import sampling
+    from oracles import TOLERANCES, run_ort_grid_sample
+
+    rng = np.random.default_rng(57)
+    x = rng.standard_normal((1, 2, 8, 9)).astype(np.float32)
+    g = rng.uniform(-1.1, 1.1, (1, 16, 17, 2)).astype(np.float32)
+    path = _grid_sample_ir(tmp_path, x.shape, g.shape, "linear", "zeros", False)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "g.npy", g)
+    env = {k: v for k, v in os.environ.items() if k not in ("IRGRID_SIMD", "DNNL_MAX_CPU_ISA")}
+    subprocess.run([sys.executable, "-c", _CAPPED_LIBRARY, str(path), "x.npy", "g.npy", "y.npy"], cwd=tmp_path,
+                   env={**env, "ONEDNN_MAX_CPU_ISA": "SSE41"}, check=True, capture_output=True)
+    got = np.load(tmp_path / "y.npy")
+    was = sampling.use_simd(False)
+    try:
+        (scalar,) = irgrid.compile_model(path, threads=2)([x, g]).values()
+    finally:
+        sampling.use_simd(was)
+    np.testing.assert_array_equal(got, scalar)
+    if was:  # the vector path runs in this process (AVX2 and FMA): the cap is what kept the library off it
+        (vector,) = irgrid.compile_model(path, threads=2)([x, g]).values()
+        assert not np.array_equal(vector, scalar)
+    np.testing.assert_allclose(got, run_ort_grid_sample(x.astype(np.float64), g.astype(np.float64), "linear",
+                                                        "zeros", False), **TOLERANCES[np.float32])
 
 
 def test_affine_grid_gives_irgrid_runtime_bits(tmp_path):
