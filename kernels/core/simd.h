@@ -96,7 +96,6 @@ static inline void irgrid_items_advance(irgrid_items* items, irgrid_index lanes)
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define IRGRID_SIMD_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
 #define IRGRID_AVX2 __attribute__((target("avx2,fma")))
 #define IRGRID_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
@@ -156,6 +155,28 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
         w[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo[j])), _mm256_cvtpd_ps(hi[j]), 1);
 }
 
+/* The FMA's two constants for a dim of `length` (exact in f32 up to 2**22 pixels). */
+static inline void irgrid_pixel_constants(double length, int align, float* scale, float* offset) {
+    *offset = (float)((length - 1) / 2);
+    *scale = align ? *offset : (float)(length / 2);
+}
+
+/* A dim's pixel coordinate x = g * scale + offset as one FMA: the constants, which the pair runs
+   (simd_pairs.h, irgrid_pairs8_f32) make once per call: GCC does not hoist their double arithmetic out
+   of a block loop (it may trap), 16 scalar operations a block. */
+typedef struct {
+    __m256 scale, offset;
+} irgrid_pair_dim8;
+
+IRGRID_AVX2_INLINE irgrid_pair_dim8 irgrid_pair_dim8_of(double length, int align) {
+    float scale, offset;
+    irgrid_pair_dim8 d;
+    irgrid_pixel_constants(length, align, &scale, &offset);
+    d.scale = _mm256_set1_ps(scale);
+    d.offset = _mm256_set1_ps(offset);
+    return d;
+}
+
 /* The same two in f32: the pixel coordinate for every f32 vector path (simd_taps.h's
    irgrid_pixel_coordinate), the weights for the `native` taps of irgrid_dim_taps (the cubic runs,
    irgrid_cubic2d_run and irgrid_cubic3d_run). The double versions above were about half of the cubic
@@ -171,30 +192,8 @@ IRGRID_AVX2_INLINE void irgrid_cubic_ps(__m256 t, __m256* w) {
    Keys' weights from t = x - floor(x) in [0, 1) differ from the double ones in their last bits only,
    so the gather path's cubic keeps the double ones (and, for its weights' sake, the double
    coordinate). */
-/* The FMA's two constants for a dim of `length` (exact in f32 up to 2**22 pixels). */
-static inline void irgrid_pixel_constants(double length, int align, float* scale, float* offset) {
-    *offset = (float)((length - 1) / 2);
-    *scale = align ? *offset : (float)(length / 2);
-}
-
-/* A dim's pixel coordinate x = g * scale + offset as one FMA: the constants, which the pair runs
-   (simd_pairs.h, irgrid_pairs8_f32) make once per call: GCC does not hoist their double arithmetic out
-   of a block loop (it may trap), 16 scalar operations a block. */
-typedef struct {
-    __m256 scale, offset;
-} irgrid_pair_dim8;
-
-IRGRID_AVX2_INLINE irgrid_pair_dim8 irgrid_pair_dim8_of(irgrid_index length, int align) {
-    float scale, offset;
-    irgrid_pair_dim8 d;
-    irgrid_pixel_constants((double)length, align, &scale, &offset);
-    d.scale = _mm256_set1_ps(scale);
-    d.offset = _mm256_set1_ps(offset);
-    return d;
-}
-
 IRGRID_AVX2_INLINE __m256 irgrid_denormalize_native_ps(__m256 g, double length, int align) {
-    const irgrid_pair_dim8 d = irgrid_pair_dim8_of((irgrid_index)length, align);
+    const irgrid_pair_dim8 d = irgrid_pair_dim8_of(length, align);
     return _mm256_fmadd_ps(g, d.scale, d.offset);
 }
 IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
@@ -234,17 +233,17 @@ typedef struct {
     __m512 scale, offset;
 } irgrid_pair_dim;
 
-IRGRID_AVX512_INLINE irgrid_pair_dim irgrid_pair_dim_of(irgrid_index length, int align) {
+IRGRID_AVX512_INLINE irgrid_pair_dim irgrid_pair_dim_of(double length, int align) {
     float scale, offset;
     irgrid_pair_dim d;
-    irgrid_pixel_constants((double)length, align, &scale, &offset);
+    irgrid_pixel_constants(length, align, &scale, &offset);
     d.scale = _mm512_set1_ps(scale);
     d.offset = _mm512_set1_ps(offset);
     return d;
 }
 
 IRGRID_AVX512_INLINE __m512 irgrid_denormalize_native_ps16(__m512 g, double length, int align) {
-    const irgrid_pair_dim d = irgrid_pair_dim_of((irgrid_index)length, align);
+    const irgrid_pair_dim d = irgrid_pair_dim_of(length, align);
     return _mm512_fmadd_ps(g, d.scale, d.offset);
 }
 
