@@ -24,10 +24,10 @@ enum {
    for that many channels. */
 #define SIMD_GROUP_BYTES ((irgrid_index)2 << 20)
 /* Interleaved path: its scratch per worker at most this (a group's planes, interleaved; larger ones
-   where scratch_fits allows), and chosen by default from this many channels on, 3-D nearest (one tap)
-   from more. */
+   where scratch_fits allows), and chosen by default from so many channels on (interleave_from). */
 #define INTERLEAVE_MAX_BYTES ((irgrid_index)8 << 20)
 #define INTERLEAVE_MIN_CHANNELS 4
+#define INTERLEAVE_MIN_CHANNELS_F32 5
 #define INTERLEAVE_MIN_CHANNELS_3D_NEAREST 16
 /* 3-D cubic on a scattered grid (binning.h): points binned at a time (a chunk); more points per span
    sort them closer, until the output buffer leaves L2 before unbinning. */
@@ -219,12 +219,49 @@ static int wide_pixels(const irgrid_grid_sample* p) {
 /* Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not chosen:
    a group's scratch fits (scratch_fits; with cubic's row scratch, the plan's `rows`, where that one
    fits), the policy (the caller checked that the vector path fits). */
+/* The channels from which the policy AUTO takes the interleaved path (its copy-in then pays for itself):
+   - cubic with a row scratch (the plan's `rows`): from one. Its row run read a point's 16 or 64 taps
+     from a few rows, where the gather path gathered each: 2-D X 1xCx256x256 at C = 1-3 took 0.39-0.87x
+     the gather path's time, 3-D X 1xCx32x64x64 0.13-0.20x (2 threads, smooth and random grids);
+   - f32 2-D nearest and linear (zeros or border padding, which the pair run reads: simd.h's
+     IRGRID_PAIRS_CHANNELS, 2-D and 3-D): INTERLEAVE_MIN_CHANNELS_F32. At 4 channels the pair run took
+     0.60x (smooth) and 0.80x (random) of the interleaved path's time in 2-D, 0.77x and 0.98x in 3-D,
+     and 2-D nearest's gather path 0.76x and 0.97x; at 5 the interleaved path won in 3-D and on
+     nearest's random grid (2-D bilinear's random grid: 0.96x);
+   - 3-D nearest (one tap a point, cheap to gather) from INTERLEAVE_MIN_CHANNELS_3D_NEAREST;
+   - the rest (f64, reflection padding, cubic without a row scratch) from INTERLEAVE_MIN_CHANNELS.
+   Measured on Zen 5 (benchmarks/README.md, "Few channels: which path from how many"). */
+static irgrid_index interleave_from(const irgrid_grid_sample* p) {
+    if (p->rows)
+        return 1;
+    if (p->rank == 3 && p->mode == IRGRID_MODE_NEAREST)
+        return INTERLEAVE_MIN_CHANNELS_3D_NEAREST;
+    if (p->dtype == IRGRID_F32 && ((p->rank == 2 && p->mode == IRGRID_MODE_NEAREST)
+                                   || (p->mode == IRGRID_MODE_LINEAR && p->padding != IRGRID_PAD_REFLECTION)))
+        return INTERLEAVE_MIN_CHANNELS_F32;
+    return INTERLEAVE_MIN_CHANNELS;
+}
+
+/* Whether a 2-D cubic call takes pixels of one channel (simd_cubic_points.h; the plan's rows 2): f32
+   with zeros padding and at most CUBIC_POINTS_CHANNELS channels, on calls wide_call allows, their
+   planes' row scratch within INTERLEAVE_MAX_BYTES (each worker copies them all). */
+#ifndef CUBIC_POINTS_CHANNELS
+#define CUBIC_POINTS_CHANNELS 3
+#endif
+static int cubic_points(const irgrid_grid_sample* p) {
+    return p->mode == IRGRID_MODE_CUBIC && p->rank == 2 && p->padding == IRGRID_PAD_ZEROS
+           && p->channels <= CUBIC_POINTS_CHANNELS && wide_call(p)
+           && row_pixels(2, p->dims) * p->channels * 4 <= INTERLEAVE_MAX_BYTES;
+}
+
 static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {
-    const irgrid_index least = p->rank == 3 && p->mode == IRGRID_MODE_NEAREST ? INTERLEAVE_MIN_CHANNELS_3D_NEAREST
-                                                                             : INTERLEAVE_MIN_CHANNELS;
+    if (p->interleave != IRGRID_POLICY_NEVER && cubic_points(p)) {
+        p->rows = 2;
+        return p->channels;
+    }
     p->rows = rows_layout(p);
     if (p->interleave == IRGRID_POLICY_NEVER || (!p->rows && !scratch_fits(p, scratch_pixels(p) * PIXEL_BYTES))
-        || (p->interleave == IRGRID_POLICY_AUTO && p->channels < least))
+        || (p->interleave == IRGRID_POLICY_AUTO && p->channels < interleave_from(p)))
         return 0;
     if (wide_pixels(p))
         return 16;

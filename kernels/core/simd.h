@@ -41,10 +41,10 @@
 #ifndef IRGRID_FUSED_CHANNELS
 #define IRGRID_FUSED_CHANNELS 2
 #endif
-/* The most channels 2-D bilinear reads by pairs (simd_gather_path.h, irgrid_pairs_wide_f32): below the
-   interleaved path's channel count (grid_sample.c). */
+/* The most channels bilinear and trilinear read by pairs (simd_gather_path.h, irgrid_pairs_wide_f32):
+   below the interleaved path's channel count (grid_sample.c's INTERLEAVE_MIN_CHANNELS_F32). */
 #ifndef IRGRID_PAIRS_CHANNELS
-#define IRGRID_PAIRS_CHANNELS 3
+#define IRGRID_PAIRS_CHANNELS 4
 #endif
 
 /* 3-D cubic (irgrid_cubic3d_run, irgrid_unbin) streams a channel group's output past the caches from
@@ -350,6 +350,7 @@ IRGRID_AVX512_INLINE void irgrid_transpose_ps16(__m512* r) {
 #define IRGRID_CUBIC_2D_ONLY 1
 #include "simd_cubic.h"
 #undef IRGRID_CUBIC_2D_ONLY
+#include "simd_cubic_points.h"
 #pragma pop_macro("IRGRID_AVX2")
 #include "simd_undef.h"
 #undef IRGRID_AVX2_INLINE
@@ -519,5 +520,10 @@ static irgrid_index irgrid_cubic2d_run_f32x16(const float* s, const float* g, fl
 static irgrid_index irgrid_interleaved_sample_f32x16(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
+static void irgrid_interleave_plane2d_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, float* s) {}
+static irgrid_index irgrid_cubic2d_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) { return -1; }
 #endif
 #endif

@@ -218,11 +218,11 @@ def test_fused_and_blocks_bitwise_identical(mode, padding, dtype):
 @pytest.mark.parametrize("rank,mode", VECTOR_CASES)
 def test_wide_taps_bitwise_identical(rank, mode, padding, align):
     """The gather path's f32 taps 16 lanes at a time (AVX-512) give the bits of 8 lanes at a time (AVX2;
-    with one to three channels, 2-D bilinear with zeros or border padding reads pairs in either,
+    with one to four channels, 2-D bilinear with zeros or border padding reads pairs in either,
     irgrid_pairs_wide_f32 and irgrid_pairs8_f32, on one thread, and 3-D trilinear by pairs at 16 lanes on
     items of 256 points or more (the last four shapes); two threads' spans are below a block and take the
     gather path),
-    read with gathers or loads, fused or by blocks, on one to three channels, for point counts that are
+    read with gathers or loads, fused or by blocks, on one to four channels, for point counts that are
     not multiples of 16 and coordinates that are not dyadic (every rounding of the pixel coordinate
     shows), exact halves (nearest's ties), tiny ones (0 < |g| < 2**-29, where f32 arithmetic would round
     differently), values past the edges (the paddings' folds) and special ones (NaN, Inf, huge: the
@@ -231,7 +231,7 @@ def test_wide_taps_bitwise_identical(rank, mode, padding, align):
     for dims, out_dims in (((23, 31), (7, 45)), ((1, 9), (3, 5)), ((5, 1), (1, 17))) if rank == 2 else (
             ((5, 6, 7), (3, 5, 9)), ((3, 1, 4), (1, 1, 21)), ((5, 6, 7), (4, 8, 9)), ((4, 3, 2), (4, 8, 9)),
             ((1, 3, 5), (4, 8, 9)), ((3, 1, 5), (4, 8, 9))):
-        for channels in (1, 2, 3):
+        for channels in (1, 2, 3, 4):
             x = rng.uniform(-1, 1, (2, channels, *dims)).astype(np.float32)
             grid = rng.uniform(-2.5, 2.5, (2, *out_dims, rank)).astype(np.float32)
             flat = grid.reshape(-1)
