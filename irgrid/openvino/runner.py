@@ -166,13 +166,32 @@ def _keep_loaded(path: Path) -> None:
 
 # GridSample-9 layers whose data has at least this many channels (static) run on irgrid's GridSample
 # instead, per mode: there irgrid's kernel is faster than the CPU plugin's; with fewer, the plugin's
-# JIT kernel wins (benchmarks/README.md, "irgrid's GridSample in place of GridSample-9").
-_IRGRID_SAMPLING_FROM_CHANNELS = {"bilinear": 8, "nearest": 16, "bicubic": 4}
+# JIT kernel wins. Per the CPU each table was measured on (benchmarks/replacement_crossover.py;
+# benchmarks/README.md, "irgrid's GridSample in place of GridSample-9"):
+_SAMPLING_FROM_CHANNELS = {
+    # AMD Zen 5 with AVX-512 allowed (2026-11-30): irgrid's op at least as fast from one channel
+    # (bilinear 1.31x, bicubic 1.61x), nearest behind at 2 and 4 channels (0.90-0.99x)
+    "zen5": {"bilinear": 1, "nearest": 8, "bicubic": 1},
+    # any other CPU: an Intel Xeon, Cascade Lake (2026-11-28), before the few-channel paths of 2026-11-30
+    # and measured alternating in one process, which made irgrid's op look slower than it runs
+    "xeon": {"bilinear": 8, "nearest": 16, "bicubic": 4},
+}
+
+
+@functools.cache
+def sampling_from_channels() -> dict[str, int]:
+    """The channels per mode from which the device runs irgrid's GridSample in place of GridSample-9 on
+    this CPU: Zen 5's table on AMD family 0x1A or later where AVX-512 is allowed (`ONEDNN_MAX_CPU_ISA`
+    caps both libraries), the Xeon's elsewhere (the CPUs not measured included)."""
+    from irgrid._kernels import sampling
+
+    zen5 = sampling.amd_family() >= 0x1A and sampling.avx512_available()
+    return _SAMPLING_FROM_CHANNELS["zen5" if zen5 else "xeon"]
 
 
 def _irgrid_sampling_where_faster(model: ov.Model) -> int:
     """Puts irgrid's GridSample (irgrid1, the native library's op; the same semantics, ONNX's) in place of
-    each f32 GridSample-9 whose data has enough channels (_IRGRID_SAMPLING_FROM_CHANNELS), under its name
+    each f32 GridSample-9 whose data has enough channels (sampling_from_channels), under its name
     and tensor names; returns how many."""
     from openvino.utils.node_factory import NodeFactory
 
@@ -184,7 +203,7 @@ def _irgrid_sampling_where_faster(model: ov.Model) -> int:
         attrs = node.get_attributes()
         data = node.get_input_partial_shape(0)
         if (data.rank.is_dynamic or data[1].is_dynamic
-                or data[1].get_length() < _IRGRID_SAMPLING_FROM_CHANNELS[attrs["mode"]]
+                or data[1].get_length() < sampling_from_channels()[attrs["mode"]]
                 or any(node.get_input_element_type(i) != ov.Type.f32 for i in range(2))):
             continue
         if factory is None:

@@ -85,6 +85,24 @@ static inline int irgrid_cpu_avx512(void) {
     return state;
 }
 
+/* AMD's CPU family (0x17 Zen 1 and 2, 0x19 Zen 3 and 4, 0x1A Zen 5), 0 on other vendors' CPUs. */
+static inline unsigned irgrid_cpu_amd_family(void) {
+    static int state = -1;
+    if (state < 0) {
+        state = 0;
+#ifdef IRGRID_CPU_X86
+        unsigned eax = 0, ebx, ecx, edx, family;
+        __builtin_cpu_init();
+        if (__builtin_cpu_is("amd")) {
+            __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+            family = (eax >> 8) & 0xF;
+            state = (int)(family + (family == 0xF ? (eax >> 20) & 0xFF : 0));
+        }
+#endif
+    }
+    return (unsigned)state;
+}
+
 /* The software prefetches this CPU gains from (a mask of these):
    - IRGRID_PREFETCH_WINDOWS, unless the CPU is AMD's: a run of items (RAFT's lookups) prefetches the
      pairs of blocks whose points lie close together, as in a window (simd_pairs.h). Scattered blocks
@@ -98,21 +116,8 @@ static inline int irgrid_cpu_avx512(void) {
      unprefetched"). */
 enum { IRGRID_PREFETCH_WINDOWS = 1, IRGRID_PREFETCH_ROWS = 2 };
 static inline int irgrid_cpu_prefetches(void) {
-    static int state = -1;
-    if (state < 0) {
-        state = IRGRID_PREFETCH_WINDOWS | IRGRID_PREFETCH_ROWS;
-#ifdef IRGRID_CPU_X86
-        unsigned eax = 0, ebx, ecx, edx, family;
-        __builtin_cpu_init();
-        if (__builtin_cpu_is("amd")) {
-            __get_cpuid(1, &eax, &ebx, &ecx, &edx);
-            family = (eax >> 8) & 0xF;
-            family += family == 0xF ? (eax >> 20) & 0xFF : 0;
-            state = family >= 0x1A ? 0 : IRGRID_PREFETCH_ROWS;
-        }
-#endif
-    }
-    return state;
+    const unsigned amd = irgrid_cpu_amd_family();
+    return !amd ? IRGRID_PREFETCH_WINDOWS | IRGRID_PREFETCH_ROWS : amd >= 0x1A ? 0 : IRGRID_PREFETCH_ROWS;
 }
 
 #endif

@@ -46,6 +46,9 @@ cdef extern from "affine.h":
     enum:
         IRGRID_AFFINE_MAX_RANK
 
+cdef extern from "cpu.h":
+    unsigned irgrid_cpu_amd_family() noexcept nogil
+
 cdef extern from "grid_sample.h":
     enum:
         IRGRID_POLICY_NEVER

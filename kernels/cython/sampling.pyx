@@ -43,7 +43,7 @@ from core cimport (
     IRGRID_MODE_NEAREST, IRGRID_PAD_BORDER, IRGRID_PAD_REFLECTION, IRGRID_PAD_ZEROS, IRGRID_AFFINE_MAX_RANK,
     irgrid_error_text, irgrid_grid_sample, irgrid_grid_sample_plan, irgrid_grid_sample_run, irgrid_index,
     irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay,
-    irgrid_grid_sample_wide_available, irgrid_worker_reset, irgrid_scratch_cache,
+    irgrid_grid_sample_wide_available, irgrid_worker_reset, irgrid_scratch_cache, irgrid_cpu_amd_family,
     irgrid_scratch_give, irgrid_scratch_release, irgrid_scratch_take,
 )
 from worker_cpus cimport irgrid_free_worker, irgrid_take_cpus
@@ -100,9 +100,11 @@ def use_gathers(str policy) -> str:
 
 def use_avx512(str policy) -> str:
     """Choose where f32 calls run 512-bit code on a CPU with AVX-512 (`avx512_available()`): the gather
-    path's taps 16 lanes at a time and the interleaved path's pixels of 16 channels ("always"; "auto":
-    on calls of 512 points or more, taps in 2-D and 3-D trilinear of one to three channels, pixels
-    from 9 channels on but in 3-D cubic), or neither ("never": 8 lanes, 8-channel pixels); the same bits every way.
+    path's taps 16 lanes at a time, the interleaved path's pixels of 16 channels and 2-D cubic's 16 points
+    a vector over one-channel pixels ("always"; "auto": on calls of 512 points or more, taps in 2-D and
+    3-D trilinear of one to four channels, pixels from 9 channels on but in 3-D cubic, 2-D cubic of one
+    to three channels with zeros padding), or none ("never": 8 lanes, 8-channel pixels); the same bits
+    every way.
     Returns the previous policy. For tests and comparisons."""
     global avx512_policy
     was = POLICY_NAMES[avx512_policy]
@@ -113,6 +115,11 @@ def use_avx512(str policy) -> str:
 def avx512_available() -> bool:
     """Whether this CPU has the AVX-512 (F, VL, BW, DQ) of the gather path's 16-lane f32 taps."""
     return irgrid_grid_sample_wide_available() != 0
+
+
+def amd_family() -> int:
+    """AMD's CPU family of this CPU (0x19: Zen 3 and 4, 0x1A: Zen 5), 0 on other vendors' (kernels/core/cpu.h)."""
+    return irgrid_cpu_amd_family()
 
 
 def gathers_pay() -> bool:

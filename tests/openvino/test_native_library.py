@@ -554,19 +554,22 @@ def test_grid_sample_as_openvino_grid_sample_9(tmp_path, mode, padding):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-5, err_msg=f"align_corners={align}")
 
 
-@pytest.mark.parametrize("mode,below,from_", [("bilinear", 7, 8), ("nearest", 15, 16), ("bicubic", 3, 4)])
-def test_openvino_device_runs_irgrid_sampling_in_place_of_gridsample9_where_faster(tmp_path, mode, below, from_):
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_openvino_device_runs_irgrid_sampling_in_place_of_gridsample9_where_faster(tmp_path, mode):
     """irgrid's OpenVINO device runs irgrid's GridSample (the native library's) in place of an f32
-    GridSample-9 with enough channels (irgrid/openvino/runner.py): its outputs are then irgrid's runtime's
-    bit for bit, and both agree with torch (the CPU plugin's GridSample-9, kept below the threshold, within
-    1e-5 of torch); the device line says so. Also shows the model's last nodes outlive the library's Core."""
+    GridSample-9 with enough channels for this CPU (irgrid/openvino/runner.py's sampling_from_channels):
+    its outputs are then irgrid's runtime's bit for bit, and both agree with torch (the CPU plugin's
+    GridSample-9, kept below the threshold where there is one, within 1e-5 of torch); the device line
+    says so. Also shows the model's last nodes outlive the library's Core."""
     torch = pytest.importorskip("torch")
     from openvino import opset9 as o9
 
     from irgrid.devices import open_model
+    from irgrid.openvino.runner import sampling_from_channels
 
     rng = np.random.default_rng(7)
-    for channels in (below, from_):
+    from_ = sampling_from_channels()[mode]
+    for channels in (from_ - 1, from_) if from_ > 1 else (from_,):
         x = o9.parameter([2, channels, 13, 17], np.float32, name="x")
         g = o9.parameter([2, 6, 5, 2], np.float32, name="g")
         sampled = o9.grid_sample(x, g, {"align_corners": False, "mode": mode, "padding_mode": "reflection"})
@@ -584,3 +587,21 @@ def test_openvino_device_runs_irgrid_sampling_in_place_of_gridsample9_where_fast
         assert replaced == (channels == from_), on_openvino.extension
         if replaced:
             assert np.array_equal(got, runtime)
+
+
+@pytest.mark.parametrize("family,avx512,table", [(0x1A, True, "zen5"), (0x1B, True, "zen5"), (0x1A, False, "xeon"),
+                                                 (0x19, True, "xeon"), (0, True, "xeon")])
+def test_sampling_thresholds_follow_the_cpu(monkeypatch, family, avx512, table):
+    """The channel thresholds of GridSample-9's replacement are the table measured on this CPU's kind:
+    Zen 5 (AMD family 0x1A on) where AVX-512 is allowed, else the Xeon's (benchmarks/README.md, "irgrid's
+    GridSample in place of GridSample-9")."""
+    from irgrid._kernels import sampling
+    from irgrid.openvino import runner
+
+    monkeypatch.setattr(sampling, "amd_family", lambda: family)
+    monkeypatch.setattr(sampling, "avx512_available", lambda: avx512)
+    runner.sampling_from_channels.cache_clear()
+    try:
+        assert runner.sampling_from_channels() is runner._SAMPLING_FROM_CHANNELS[table]
+    finally:
+        runner.sampling_from_channels.cache_clear()
