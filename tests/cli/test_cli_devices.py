@@ -172,13 +172,18 @@ def _adds_up(shares: list[float]) -> bool:
 
 @pytest.mark.parametrize("device", ["irgrid", "openvino"])
 def test_per_layer_counters(device, tmp_path):
-    """-pc: each layer that ran, its type, kernel, median ms and share, as benchmark_app prints them."""
+    """-pc: each layer that ran, its type, kernel, median ms and share, as benchmark_app prints them. On
+    OpenVINO the sample's GridSample-9 (3 channels, bilinear) is the plugin's, or, where this CPU's
+    thresholds put irgrid's op in its place, a Reference node (irgrid/openvino/runner.py)."""
+    from irgrid.openvino.runner import sampling_from_channels
+
     path = SAMPLES / "flow_warp" / "model.xml"
     proc = run_cli("infer", path, "-d", device, "-niter", 3, "-pc", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Performance counts (median of 3 runs):" in proc.stdout
     rows = _counters(proc.stdout)
-    assert rows["warped"][0] == "GridSample"
+    replaced = device == "openvino" and sampling_from_channels()["bilinear"] <= 3
+    assert rows["warped"][0] == ("Reference" if replaced else "GridSample")
     shares = [float(row[-1].rstrip("%")) for row in rows.values()]
     assert _adds_up(shares) and all(float(row[-2]) >= 0 for row in rows.values())
     if device == "irgrid":  # the steps of irgrid's plan, with the kernel each runs: the warp by the flow, fused
