@@ -135,6 +135,9 @@ def _cases(quick: bool) -> list[dict]:
     # nothing to share them with.
     sample_cases += [dict(name=f"grid_sample/2d_bilinear_c{c}", mode="bilinear", x=(1, c, s2, s2),
                           grid=(1, s2, s2, 2), peers=gs2) for c in (1, 2, 3)]
+    # ... and in the other 2-D modes: masks warped by nearest, grey and RGB images by bicubic.
+    sample_cases += [dict(name=f"grid_sample/2d_{mode}_c{c}", mode=mode, x=(1, c, s2, s2), grid=(1, s2, s2, 2),
+                          peers=gs2) for mode, counts in (("nearest", (1, 2)), ("bicubic", (1, 2, 3))) for c in counts]
     sample_cases += [dict(name=f"grid_sample/3d_trilinear_c{c}", mode="trilinear", x=(1, c, d3, s3, s3),
                           grid=(1, d3, s3, s3, 3), peers=("irgrid", "onnxruntime", "torch")) for c in (1, 2)]
     # RAFT's lookup: every pixel's 9x9 window of one correlation level, one channel each.
