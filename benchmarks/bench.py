@@ -140,6 +140,8 @@ def _cases(quick: bool) -> list[dict]:
                           peers=gs2) for mode, counts in (("nearest", (1, 2)), ("bicubic", (1, 2, 3))) for c in counts]
     sample_cases += [dict(name=f"grid_sample/3d_trilinear_c{c}", mode="trilinear", x=(1, c, d3, s3, s3),
                           grid=(1, d3, s3, s3, 3), peers=("irgrid", "onnxruntime", "torch")) for c in (1, 2)]
+    sample_cases.append(dict(name="grid_sample/3d_tricubic_c1", mode="tricubic", x=(1, 1, d3, s3, s3),
+                             grid=(1, d3, s3, s3, 3), peers=("irgrid", "onnxruntime", "torch")))
     # RAFT's lookup: every pixel's 9x9 window of one correlation level, one channel each.
     raft_n = 176 if quick else 2852
     sample_cases.append(dict(name="grid_sample/raft_lookup", mode="bilinear", x=(raft_n, 1, 46, 62),

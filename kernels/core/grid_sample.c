@@ -242,16 +242,20 @@ static irgrid_index interleave_from(const irgrid_grid_sample* p) {
     return INTERLEAVE_MIN_CHANNELS;
 }
 
-/* Whether a 2-D cubic call takes pixels of one channel (simd_cubic_points.h; the plan's rows 2): f32
-   with zeros padding and at most CUBIC_POINTS_CHANNELS channels, on calls wide_call allows, their
-   planes' row scratch within INTERLEAVE_MAX_BYTES (each worker copies them all). */
-#ifndef CUBIC_POINTS_CHANNELS
+/* Whether a cubic call (2-D or 3-D) takes pixels of one channel (simd_cubic_points.h; the plan's rows
+   2): f32 with zeros padding and at most CUBIC_POINTS_CHANNELS channels, on calls wide_call allows,
+   their row scratch (each worker copies it whole) within INTERLEAVE_MAX_BYTES in 2-D and
+   CUBIC_POINTS_3D_BYTES in 3-D. Past about L2's size a random grid's 16 rows a point miss it: X
+   1xCx32x64x64 (700 KiB a channel), random grid, took 0.58x the 8-channel run's time at one channel,
+   1.25x at two and 1.95x at three (smooth: 0.39x, 0.69x, 0.96x), where in 2-D (4 rows a point) X
+   1x3x512x512 (3.2 MiB) still took 0.49x and 0.56x (benchmarks/README.md, "Cubic of few channels by
+   points"). */
 #define CUBIC_POINTS_CHANNELS 3
-#endif
+#define CUBIC_POINTS_3D_BYTES ((irgrid_index)1 << 20)
 static int cubic_points(const irgrid_grid_sample* p) {
-    return p->mode == IRGRID_MODE_CUBIC && p->rank == 2 && p->padding == IRGRID_PAD_ZEROS
-           && p->channels <= CUBIC_POINTS_CHANNELS && wide_call(p)
-           && row_pixels(2, p->dims) * p->channels * 4 <= INTERLEAVE_MAX_BYTES;
+    const irgrid_index bytes = row_pixels(p->rank, p->dims) * p->channels * 4;
+    return p->mode == IRGRID_MODE_CUBIC && p->padding == IRGRID_PAD_ZEROS && p->channels <= CUBIC_POINTS_CHANNELS
+           && wide_call(p) && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES : p->rank == 3 && bytes <= CUBIC_POINTS_3D_BYTES);
 }
 
 static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {
@@ -305,7 +309,7 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     if (shared_large(p, p->scratch_items * itemsize))
         return plan_shared(p, itemsize);
     if (p->binning != IRGRID_POLICY_NEVER && !p->affine && !p->displaced && p->rank == 3
-        && p->rows) {
+        && p->rows == 1) {
         p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, p->tiles, p->scale, p->offset,
                                    &p->judge_rows);
         if (p->n_tiles <= BIN_CAPACITY) {  /* else even tiles of every row outnumber a chunk's points */

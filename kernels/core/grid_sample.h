@@ -95,7 +95,7 @@ typedef struct irgrid_grid_sample {
     irgrid_index group, groups, span, spans;           /* gather and interleaved: channels per group, points per span */
     irgrid_index lanes, units_per_round, segment, segments, scratch_items;  /* interleaved */
     int rows;                                 /* interleaved cubic: a row scratch and its separable run
-                                                 (2: 2-D, the group's channels as planes of one-channel
+                                                 (2: the group's channels as planes of one-channel
                                                  pixels, simd_cubic_points.h) */
     irgrid_index piece;                       /* shared: pixels a copy unit copies */
     irgrid_index bin_chunk, n_tiles, judge_rows;       /* binned */

@@ -8,13 +8,7 @@
 #else
 #define IRGRID_PIXELS_FN(p, name) IRGRID_FN(name)
 #endif
-/* ... and for 2-D cubic's row scratch, whose pixels may also hold one channel (the plan's rows 2, f32:
-   simd_cubic_points.h). */
-#if IRGRID_WIDE_PIXELS
-#define IRGRID_ROWS2D_FN(p, name) ((p)->rows == 2 ? name##_f32x1 : IRGRID_PIXELS_FN(p, name))
-#else
-#define IRGRID_ROWS2D_FN(p, name) IRGRID_PIXELS_FN(p, name)
-#endif
+
 
 /* The taps of one point at normalised coordinates g (innermost dim first) into off / wt. Returns their
    count: 0 when the point samples only zeros padding, -1 when it is NaN. */
@@ -184,8 +178,14 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     irgrid_index i, j, count, n_fallback;
     const irgrid_index rank = p->rank;
     const int rows = p->rows;
+#if IRGRID_WIDE_PIXELS  /* (one-channel pixels: f32 only) */
+    if (scratch != NULL && rows == 2)
+        n_fallback = irgrid_cubic_points_run_f32x1(scratch, g, yb, n, channels, y_cstride, rank, p->dims,
+                                                   p->align_corners, fallback);
+    else
+#endif
     if (scratch != NULL && rank == 2 && rows)
-        n_fallback = IRGRID_ROWS2D_FN(p, irgrid_cubic2d_run)(scratch, g, yb, n, channels, y_cstride, p->dims,
+        n_fallback = IRGRID_PIXELS_FN(p, irgrid_cubic2d_run)(scratch, g, yb, n, channels, y_cstride, p->dims,
                                                              p->padding, p->align_corners, fallback);
     else if (scratch != NULL && rows)
         n_fallback = IRGRID_FN(irgrid_cubic3d_run)(scratch, g, yb, n, channels, y_cstride, by_point, p->dims,
@@ -370,8 +370,13 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
     if (p0 >= p1)
         return;
     if (held->key != key + 1) {
+#if IRGRID_WIDE_PIXELS
+        if (rows == 2)
+            irgrid_interleave_padded_f32x1(x + (b * channels + c0) * plane, c1 - c0, plane, p->rank, p->dims, scratch);
+        else
+#endif
         if (rows && p->rank == 2)
-            IRGRID_ROWS2D_FN(p, irgrid_interleave_plane2d)(x + (b * channels + c0) * plane, c1 - c0, plane, p->dims,
+            IRGRID_PIXELS_FN(p, irgrid_interleave_plane2d)(x + (b * channels + c0) * plane, c1 - c0, plane, p->dims,
                                                            scratch);
         else if (rows)
             IRGRID_FN(irgrid_rows_padding)(p->dims, scratch);
@@ -383,7 +388,7 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
     if (bins != NULL)
         IRGRID_FN(binned_span)(p, b, p0, p1, c0, c1, scratch, held, bins);
     else
-        IRGRID_FN(simd_span)(p, starts, steps, b, p0, p1, c0, c1, scratch, rows && p->rank == 3 ? held : NULL);
+        IRGRID_FN(simd_span)(p, starts, steps, b, p0, p1, c0, c1, scratch, rows == 1 && p->rank == 3 ? held : NULL);
 }
 
 /* IRGRID_GS_SHARED's copy unit: pixels [start, start + piece) of channels [c0, c1) of item b into the
@@ -455,4 +460,3 @@ static void IRGRID_FN(run)(const irgrid_grid_sample* p, int phase, void* shared,
 }
 
 #undef IRGRID_PIXELS_FN
-#undef IRGRID_ROWS2D_FN

@@ -1,35 +1,47 @@
-/* 2-D cubic of a few channels, one channel at a time over pixels of one channel, 16 points a vector (a
-   part of simd.h's 16-lane f32 section, after simd_cubic.h, whose irgrid_cubic_window_f32x16 it
-   calls). Why: the row runs put a group's channels in a pixel's lanes, so one channel fills one lane in
-   8 and every point costs 16 FMAs of 8 lanes; with one to three channels the gather path (16 gathers a
-   point and channel) took longer still, 1.7x OpenVINO's time at one channel. Here a point's row of 4
-   taps is one 16-byte load, and 16 points' loads are transposed into the 4 tap vectors of each row
-   (benchmarks/README.md, "2-D bicubic of few channels by points").
+/* 2-D and 3-D cubic of a few channels over pixels of one channel, 16 points a vector (a part of
+   simd.h's 16-lane f32 section, after simd_cubic.h, whose irgrid_cubic_window_f32x16 it calls). Why: the
+   row runs put a group's channels in a pixel's lanes, so one channel fills one lane in 8 and every point
+   costs 16 (2-D) or 80 (3-D) FMAs of 8 lanes for one output; with one to three channels the gather path
+   (a gather a tap and channel) took longer still, 1.7x OpenVINO's time at one 2-D channel. Here a
+   point's row of 4 taps is one 16-byte load, and 16 points' loads are transposed into the row's 4 tap
+   vectors (benchmarks/README.md, "Cubic of few channels by points").
 
-   The scratch is irgrid_interleave_plane2d's layout with one float a pixel (its H rows of W pixels,
-   each after 3 zeros, after 3 zero rows and before 4), zeros padding only: a point's 16 taps then lie
-   at constant strides from its first (irgrid_cubic_window), a dropped tap reads the padding's zeros. The
-   taps, weights and sums are irgrid_cubic_run's (a row's 4 taps with the x weights, MUL then FMAs, the
-   4 rows with the y weights), lane for lane, so the bits are the row runs' at 8 and 16 channels. */
+   The scratch is the row runs' layout with one float a pixel: per channel, in 3-D (irgrid_interleave_rows)
+   D planes of H rows of W pixels, each row after 3 zeros, each plane after 3 zero rows, the planes
+   after 3 zero planes and before 4; in 2-D one such plane, its rows before 4 zero rows. Zeros padding
+   only: a point's taps then lie at constant strides from its first (irgrid_cubic_window), a dropped tap
+   reads the padding's zeros. The taps, weights and sums are irgrid_cubic_run's (a row's 4 taps with the
+   x weights, MUL then FMAs, the 4 rows with the y weights, in 3-D the 4 planes with the z weights),
+   lane for lane, so the bits are the row runs' at 8 and 16 channels. A whole volume's scratch (a few
+   hundred KiB a channel where the plan takes this run) stays in L2, so it is copied at once and its
+   points are not binned. */
 
-/* Planes x + c * x_cstride (c < channels; dims H, W) into s as described above, plane c at
-   s + c * (H + 7) * (W + 3). */
-static IRGRID_AVX512 void irgrid_interleave_plane2d_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
-                                                          const irgrid_index* dims, float* s) {
-    const irgrid_index width = dims[1], pitch = width + 3, size = (dims[0] + 7) * pitch;
-    irgrid_index c, r;
+/* Planes x + c * x_cstride (c < channels; rank 2 or 3, dims outermost first) into s as described above,
+   channel c at s + c * row_pixels (grid_sample.c's: (H + 7) * (W + 3), or (D + 7) * (H + 3) * (W + 3)). */
+static IRGRID_AVX512 void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
+                                                         irgrid_index rank, const irgrid_index* dims, float* s) {
+    const irgrid_index depth = rank == 3 ? dims[0] : 1, height = dims[rank - 2], width = dims[rank - 1];
+    const irgrid_index pitch = width + 3, plane = (height + 3) * pitch;
+    const irgrid_index lead = rank == 3 ? 3 * plane : 0, size = rank == 3 ? (depth + 7) * plane : (height + 7) * pitch;
+    irgrid_index c, z, r;
+    float* t;
     for (c = 0; c < channels; c++, x += x_cstride, s += size) {
-        memset(s, 0, (size_t)(3 * pitch + 3) * sizeof(float));
-        for (r = 0; r < dims[0]; r++) {
-            memcpy(s + (r + 3) * pitch + 3, x + r * width, (size_t)width * sizeof(float));
-            memset(s + (r + 4) * pitch, 0, 3 * sizeof(float));  /* the next row's leading zeros */
+        memset(s, 0, (size_t)lead * sizeof(float));
+        for (z = 0; z < depth; z++) {
+            t = s + lead + z * plane;  /* 3 zero rows, then the rows, each after 3 zeros */
+            memset(t, 0, (size_t)(3 * pitch) * sizeof(float));
+            for (r = 0; r < height; r++) {
+                memset(t + (r + 3) * pitch, 0, 3 * sizeof(float));
+                memcpy(t + (r + 3) * pitch + 3, x + (z * height + r) * width, (size_t)width * sizeof(float));
+            }
         }
-        memset(s + (dims[0] + 3) * pitch, 0, (size_t)(4 * pitch) * sizeof(float));
+        t = s + lead + depth * plane;  /* 2-D: the 4 zero rows; 3-D: the 4 zero planes */
+        memset(t, 0, (size_t)(size - lead - depth * plane) * sizeof(float));
     }
 }
 
-/* Row r's 4 taps of 16 points (their first taps at s + first[k] + r * pitch) as 4 vectors, tap j of
-   point k in lane k of t[j]: 16 loads of 4 floats, 4 x 4 transposes within 128-bit lanes (point 4L + k's
+/* Row r's 4 taps of 16 points (their first taps at s + first[k] + offset) as 4 vectors, tap j of point
+   k in lane k of t[j]: 16 loads of 4 floats, 4 x 4 transposes within 128-bit lanes (point 4L + k's
    taps in lane L of register k, so that the transposes leave points in order). */
 IRGRID_AVX512_INLINE void irgrid_cubic_row_taps(const float* s, const int* first, irgrid_index offset, __m512* t) {
     __m512 z[4], u[4];
@@ -50,8 +62,25 @@ IRGRID_AVX512_INLINE void irgrid_cubic_row_taps(const float* s, const int* first
     t[3] = _mm512_shuffle_ps(u[1], u[3], 0xEE);
 }
 
-/* The taps of a block of 16 points: each one's first tap (a float index into a plane of the scratch),
-   the x and y weights, the lanes that keep a tap and those stored. */
+/* One plane's 4 rows of 16 points (the plane's first row at `offset` from each point's first tap),
+   summed as irgrid_plane_sum sums them. */
+IRGRID_AVX512_INLINE __m512 irgrid_cubic_plane_taps(const float* s, const int* first, irgrid_index offset,
+                                                    irgrid_index pitch, const __m512* wy, const __m512* wx) {
+    __m512 t[4], row, acc = _mm512_setzero_ps();
+    int r;
+    for (r = 0; r < 4; r++) {
+        irgrid_cubic_row_taps(s, first, offset + r * pitch, t);
+        row = _mm512_mul_ps(wx[0], t[0]);
+        row = _mm512_fmadd_ps(wx[1], t[1], row);
+        row = _mm512_fmadd_ps(wx[2], t[2], row);
+        row = _mm512_fmadd_ps(wx[3], t[3], row);
+        acc = r ? _mm512_fmadd_ps(wy[r], row, acc) : _mm512_mul_ps(wy[0], row);
+    }
+    return acc;
+}
+
+/* The taps of a block of 16 points: each one's first tap (a float index into a channel's scratch), the
+   weights per dim (outermost first), the lanes that keep a tap and those stored. */
 typedef struct {
     int first[16];
     float wt[3][4][16];
@@ -61,25 +90,27 @@ typedef struct {
 /* Blocks of 16 points whose taps are computed before any is read (as the pair runs batch theirs). */
 #define IRGRID_CUBIC_POINTS_BLOCKS 8
 
-/* 2-D cubic, zeros padding, of points [0, n) over irgrid_interleave_plane2d_f32x1's scratch of
-   `channels` planes (dims H, W) into y + c * y_cstride; returns the points left to the scalar path
-   (in fallback). A block's taps are computed once for every channel. */
-static IRGRID_AVX512 irgrid_index irgrid_cubic2d_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
-        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
-        irgrid_index* fallback) {
-    const irgrid_index pitch = dims[1] + 3, pitches[3] = {pitch, 1, 1}, size = (dims[0] + 7) * pitch;
-    /* irgrid_cubic_window's offsets are in bytes of 64-byte pixels (PIXEL_OFFSET); here a pixel is a float */
-    const __m512i no_taps = _mm512_set1_epi32((int)((dims[0] + 3) * pitch * 64));
+/* Cubic (rank R, 2 or 3), zeros padding, of points [0, n) over irgrid_interleave_padded_f32x1's scratch
+   of `channels` channels into y + c * y_cstride; returns the points left to the scalar path (in
+   fallback). A block's taps are computed once for every channel. */
+static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y,
+        irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
+        int align, irgrid_index* fallback) {
+    const irgrid_index pitch = dims[R - 1] + 3, plane = R == 3 ? (dims[1] + 3) * pitch : pitch;
+    const irgrid_index pitches[3] = {plane, R == 3 ? pitch : 1, 1};
+    const irgrid_index size = (dims[0] + 7) * plane;  /* a channel's scratch */
+    /* irgrid_cubic_window's offsets are in bytes of 64-byte pixels (PIXEL_OFFSET); here a pixel is a
+       float. Its zero window: the first of the 4 trailing zero planes (2-D: rows). */
+    const __m512i no_taps = _mm512_set1_epi32((int)((dims[0] + 3) * plane * 64));
     irgrid_cubic_points16 q[IRGRID_CUBIC_POINTS_BLOCKS];
-    __m512 wx[4], wy[4], t[4], row, acc;
+    __m512 wx[4], wy[4], acc;
     __m512i first;
     irgrid_index p0, p, m, c, nf = 0;
-    int i, j, r, blocks;
-    (void)padding;
+    int i, j, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_CUBIC_POINTS_BLOCKS) {
         for (i = 0, p = p0; i < IRGRID_CUBIC_POINTS_BLOCKS && p < n; i++, p += 16) {
             m = n - p < 16 ? n - p : 16;
-            irgrid_cubic_window_f32x16(g, p, m, 2, dims, pitches, align, q[i].first, q[i].wt, fallback, &nf);
+            irgrid_cubic_window_f32x16(g, p, m, (int)R, dims, pitches, align, q[i].first, q[i].wt, fallback, &nf);
             first = _mm512_loadu_si512(q[i].first);
             q[i].kept = _mm512_cmpneq_epi32_mask(first, no_taps);
             q[i].store = (__mmask16)((1u << m) - 1);
@@ -89,17 +120,18 @@ static IRGRID_AVX512 irgrid_index irgrid_cubic2d_run_f32x1(const float* s, const
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++) {
                 for (j = 0; j < 4; j++) {
-                    wy[j] = _mm512_loadu_ps(q[i].wt[0][j]);
-                    wx[j] = _mm512_loadu_ps(q[i].wt[1][j]);
+                    wy[j] = _mm512_loadu_ps(q[i].wt[R - 2][j]);
+                    wx[j] = _mm512_loadu_ps(q[i].wt[R - 1][j]);
                 }
-                acc = _mm512_setzero_ps();
-                for (r = 0; r < 4; r++) {
-                    irgrid_cubic_row_taps(s + c * size, q[i].first, r * pitch, t);
-                    row = _mm512_mul_ps(wx[0], t[0]);
-                    row = _mm512_fmadd_ps(wx[1], t[1], row);
-                    row = _mm512_fmadd_ps(wx[2], t[2], row);
-                    row = _mm512_fmadd_ps(wx[3], t[3], row);
-                    acc = r ? _mm512_fmadd_ps(wy[r], row, acc) : _mm512_mul_ps(wy[0], row);
+                if (R == 2) {
+                    acc = irgrid_cubic_plane_taps(s + c * size, q[i].first, 0, pitch, wy, wx);
+                } else {
+                    acc = _mm512_mul_ps(_mm512_loadu_ps(q[i].wt[0][0]),
+                                        irgrid_cubic_plane_taps(s + c * size, q[i].first, 0, pitch, wy, wx));
+                    for (j = 1; j < 4; j++)
+                        acc = _mm512_fmadd_ps(_mm512_loadu_ps(q[i].wt[0][j]),
+                                              irgrid_cubic_plane_taps(s + c * size, q[i].first, j * plane, pitch, wy, wx),
+                                              acc);
                 }
                 /* a point without taps is +0, as the row runs leave it */
                 _mm512_mask_storeu_ps(y + c * y_cstride + p0 + 16 * i, q[i].store, _mm512_maskz_mov_ps(q[i].kept, acc));
