@@ -119,8 +119,16 @@ static int row_workers(const irgrid_grid_sample* p, irgrid_index bytes, int work
     return most < 1 ? 1 : (most < workers ? (int)most : workers);
 }
 
-/* Pixels of a group's scratch: the row scratch's (the plan's `rows`) or the plane's and a zero pixel. */
+/* Pixels of simd_cubic_points.h's scratch with border padding: every dim's edge 3 times on each side. */
+static irgrid_index replicate_pixels(irgrid_index rank, const irgrid_index* dims) {
+    return (dims[0] + 6) * (dims[1] + 6) * (rank == 3 ? dims[2] + 6 : 1);
+}
+
+/* Pixels of a group's scratch: the row scratch's (the plan's `rows`; with one-channel pixels and border
+   padding replicate_pixels) or the plane's and a zero pixel. */
 static irgrid_index scratch_pixels(const irgrid_grid_sample* p) {
+    if (p->rows == 2 && p->padding == IRGRID_PAD_BORDER)
+        return replicate_pixels(p->rank, p->dims);
     return p->rows ? row_pixels(p->rank, p->dims) : p->plane + 1;
 }
 
@@ -243,7 +251,7 @@ static irgrid_index interleave_from(const irgrid_grid_sample* p) {
 }
 
 /* Whether a cubic call (2-D or 3-D) takes pixels of one channel (simd_cubic_points.h; the plan's rows
-   2): f32 with zeros padding and at most CUBIC_POINTS_CHANNELS channels, on calls wide_call allows,
+   2): f32 with zeros or border padding and at most CUBIC_POINTS_CHANNELS channels, on calls wide_call allows,
    their row scratch (each worker copies it whole) within INTERLEAVE_MAX_BYTES in 2-D and
    CUBIC_POINTS_3D_BYTES in 3-D. Past about L2's size a random grid's 16 rows a point miss it: X
    1xCx32x64x64 (700 KiB a channel), random grid, took 0.58x the 8-channel run's time at one channel,
@@ -253,9 +261,11 @@ static irgrid_index interleave_from(const irgrid_grid_sample* p) {
 #define CUBIC_POINTS_CHANNELS 3
 #define CUBIC_POINTS_3D_BYTES ((irgrid_index)1 << 20)
 static int cubic_points(const irgrid_grid_sample* p) {
-    const irgrid_index bytes = row_pixels(p->rank, p->dims) * p->channels * 4;
-    return p->mode == IRGRID_MODE_CUBIC && p->padding == IRGRID_PAD_ZEROS && p->channels <= CUBIC_POINTS_CHANNELS
-           && wide_call(p) && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES : p->rank == 3 && bytes <= CUBIC_POINTS_3D_BYTES);
+    const irgrid_index bytes = (p->padding == IRGRID_PAD_BORDER ? replicate_pixels(p->rank, p->dims)
+                                                                 : row_pixels(p->rank, p->dims)) * p->channels * 4;
+    return p->mode == IRGRID_MODE_CUBIC && p->padding != IRGRID_PAD_REFLECTION && p->channels <= CUBIC_POINTS_CHANNELS
+           && wide_call(p)
+           && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES : p->rank == 3 && bytes <= CUBIC_POINTS_3D_BYTES);
 }
 
 static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {

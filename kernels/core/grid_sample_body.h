@@ -181,7 +181,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
 #if IRGRID_WIDE_PIXELS  /* (one-channel pixels: f32 only) */
     if (scratch != NULL && rows == 2)
         n_fallback = irgrid_cubic_points_run_f32x1(scratch, g, yb, n, channels, y_cstride, rank, p->dims,
-                                                   p->align_corners, fallback);
+                                                   p->padding, p->align_corners, fallback);
     else
 #endif
     if (scratch != NULL && rank == 2 && rows)
@@ -372,7 +372,8 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
     if (held->key != key + 1) {
 #if IRGRID_WIDE_PIXELS
         if (rows == 2)
-            irgrid_interleave_padded_f32x1(x + (b * channels + c0) * plane, c1 - c0, plane, p->rank, p->dims, scratch);
+            (p->padding == IRGRID_PAD_BORDER ? irgrid_replicate_padded_f32x1 : irgrid_interleave_padded_f32x1)(
+                x + (b * channels + c0) * plane, c1 - c0, plane, p->rank, p->dims, scratch);
         else
 #endif
         if (rows && p->rank == 2)

@@ -522,8 +522,10 @@ static irgrid_index irgrid_interleaved_sample_f32x16(const float* s, const float
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
 static void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
         irgrid_index rank, const irgrid_index* dims, float* s) {}
+static void irgrid_replicate_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        irgrid_index rank, const irgrid_index* dims, float* s) {}
 static irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
-        irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims, int align,
-        irgrid_index* fallback) { return -1; }
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims, int padding,
+        int align, irgrid_index* fallback) { return -1; }
 #endif
 #endif

@@ -43,10 +43,13 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_taps)(const FT* g, irgrid_index p, irgr
 /* The taps of points [p, p + m) (m <= LANES) of a rank-2 or rank-3 grid for irgrid_cubic2d_run or
    irgrid_cubic3d_run with zeros padding: per lane the byte offset of its first tap in the scratch
    (`first`) and per dim (outermost first) 4 weights, as irgrid_cubic_taps computes them; fallback as
-   irgrid_simd_sample's (those lanes read the zero window, 4 zero rows or planes after the last). */
+   irgrid_simd_sample's (those lanes read the zero window, 4 zero rows or planes after the last). With
+   `replicate` (border padding over simd_cubic_points.h's layout, every dim's edge pixel 3 times on
+   each side) a lane whose taps all lie past an edge keeps its clamped first tap, which reads the edge's
+   copies; fallback lanes read the first pixel. */
 IRGRID_AVX2_INLINE void SFX(irgrid_cubic_window)(const FT* g, irgrid_index p, irgrid_index m, int rank,
-        const irgrid_index* dims, const irgrid_index* pitches, int align, int* first, FT (*wt)[4][LANES],
-        irgrid_index* fallback, irgrid_index* nf) {
+        const irgrid_index* dims, const irgrid_index* pitches, int align, int replicate, int* first,
+        FT (*wt)[4][LANES], irgrid_index* fallback, irgrid_index* nf) {
     const VF one = SET1(1), all = CMP(one, one, _CMP_EQ_OQ);
     VF bad = ZERO(), out = ZERO(), gk[3], x, base, w[4];
     VI pixel = ISET1(0);
@@ -68,8 +71,9 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_window)(const FT* g, irgrid_index p, ir
     SFX(irgrid_record_fallback)(bad, p, m, fallback, nf);
     /* a dim without taps, or a fallback lane: plane D + 3 (row H + 3), the first of the 4 trailing zero
        planes (rows) */
-    ISTOREU(first,
-            PIXEL_OFFSET(KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all), ISET1((int)((dims[0] + 3) * pitches[0])))));
+    ISTOREU(first, PIXEL_OFFSET(replicate ? KEEP_INDEX(pixel, ANDNOT(bad, all), ISET1(0))
+                                          : KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all),
+                                                       ISET1((int)((dims[0] + 3) * pitches[0])))));
 }
 
 /* One row's four x taps (byte offsets x within the row), weighted. */
@@ -96,7 +100,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_block)(const FT* g, irgrid_index p, irg
         const irgrid_index* dims, const irgrid_index* pitches, int padding, int align, int (*pix)[4][LANES],
         FT (*wt)[4][LANES], irgrid_index* fallback, irgrid_index* nf) {
     if (padding == 0)
-        SFX(irgrid_cubic_window)(g, p, m, rank, dims, pitches, align, pix[0][0], wt, fallback, nf);
+        SFX(irgrid_cubic_window)(g, p, m, rank, dims, pitches, align, 0, pix[0][0], wt, fallback, nf);
     else
         SFX(irgrid_cubic_taps)(g, p, m, rank, dims, pitches, padding, align, pix, wt, fallback, nf);
 }

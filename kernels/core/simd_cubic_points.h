@@ -1,20 +1,20 @@
-/* 2-D and 3-D cubic of a few channels over pixels of one channel, 16 points a vector (a part of
-   simd.h's 16-lane f32 section, after simd_cubic.h, whose irgrid_cubic_window_f32x16 it calls). Why: the
-   row runs put a group's channels in a pixel's lanes, so one channel fills one lane in 8 and every point
-   costs 16 (2-D) or 80 (3-D) FMAs of 8 lanes for one output; with one to three channels the gather path
-   (a gather a tap and channel) took longer still, 1.7x OpenVINO's time at one 2-D channel. Here a
-   point's row of 4 taps is one 16-byte load, and 16 points' loads are transposed into the row's 4 tap
-   vectors (benchmarks/README.md, "Cubic of few channels by points").
+/* 2-D and 3-D cubic of a few channels over pixels of one channel, 16 points a vector (a part of simd.h's
+   16-lane f32 section, after simd_cubic.h, whose irgrid_cubic_window_f32x16 it calls). Why: the row runs put
+   a group's channels in a pixel's lanes, so one channel fills one lane in 8 and every point costs 16 (2-D) or
+   80 (3-D) FMAs of 8 lanes for one output; with one to three channels the gather path (a gather a tap and
+   channel) took longer still, 1.7x OpenVINO's time at one 2-D channel. Here a point's row of 4 taps is one
+   16-byte load, and 16 points' loads are transposed into the row's 4 tap vectors (benchmarks/README.md,
+   "Cubic of few channels by points").
 
-   The scratch is the row runs' layout with one float a pixel: per channel, in 3-D (irgrid_interleave_rows)
-   D planes of H rows of W pixels, each row after 3 zeros, each plane after 3 zero rows, the planes
-   after 3 zero planes and before 4; in 2-D one such plane, its rows before 4 zero rows. Zeros padding
-   only: a point's taps then lie at constant strides from its first (irgrid_cubic_window), a dropped tap
-   reads the padding's zeros. The taps, weights and sums are irgrid_cubic_run's (a row's 4 taps with the
-   x weights, MUL then FMAs, the 4 rows with the y weights, in 3-D the 4 planes with the z weights),
-   lane for lane, so the bits are the row runs' at 8 and 16 channels. A whole volume's scratch (a few
-   hundred KiB a channel where the plan takes this run) stays in L2, so it is copied at once and its
-   points are not binned. */
+   The scratch is the row runs' layout with one float a pixel: per channel, in 3-D (irgrid_interleave_rows) D
+   planes of H rows of W pixels, each row after 3 zeros, each plane after 3 zero rows, the planes after 3 zero
+   planes and before 4; in 2-D one such plane, its rows before 4 zero rows. A point's taps then lie at
+   constant strides from its first (irgrid_cubic_window), a dropped tap reads the padding's zeros. Border
+   padding replicates the edges instead (irgrid_replicate_padded_f32x1). The taps, weights and sums are
+   irgrid_cubic_run's (a row's 4 taps with the x weights, MUL then FMAs, the 4 rows with the y weights, in 3-D
+   the 4 planes with the z weights), lane for lane, so the bits are the row runs' at 8 and 16 channels. A
+   whole volume's scratch (a few hundred KiB a channel where the plan takes this run) stays in L2, so it is
+   copied at once and its points are not binned. */
 
 /* Planes x + c * x_cstride (c < channels; rank 2 or 3, dims outermost first) into s as described above,
    channel c at s + c * row_pixels (grid_sample.c's: (H + 7) * (W + 3), or (D + 7) * (H + 3) * (W + 3)). */
@@ -37,6 +37,42 @@ static IRGRID_AVX512 void irgrid_interleave_padded_f32x1(const float* x, irgrid_
         }
         t = s + lead + depth * plane;  /* 2-D: the 4 zero rows; 3-D: the 4 zero planes */
         memset(t, 0, (size_t)(size - lead - depth * plane) * sizeof(float));
+    }
+}
+
+/* Border padding's layout: every dim's edge pixel 3 times on each side (a row: x[0] 3 times, the W
+   pixels, x[W - 1] 3 times; then the rows, and the planes, likewise), (H + 6) * (W + 6) or
+   (D + 6) * (H + 6) * (W + 6) floats a channel (grid_sample.c's replicate_pixels). A point's taps are
+   floor - 1 .. floor + 2, each clamped to the dim; with floor clamped to [-2, L] (beyond, all four taps
+   are the edge pixel) they read those values at constant strides from the first. */
+static IRGRID_AVX512 void irgrid_replicate_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
+                                                        irgrid_index rank, const irgrid_index* dims, float* s) {
+    const irgrid_index depth = rank == 3 ? dims[0] : 1, height = dims[rank - 2], width = dims[rank - 1];
+    const irgrid_index pitch = width + 6, plane = (height + 6) * pitch;
+    const irgrid_index size = rank == 3 ? (depth + 6) * plane : plane;
+    irgrid_index c, z, r, k;
+    float *t, *row;
+    for (c = 0; c < channels; c++, x += x_cstride, s += size) {
+        t = rank == 3 ? s + 3 * plane : s;  /* the volume's first plane */
+        for (z = 0; z < depth; z++, t += plane) {
+            for (r = 0; r < height; r++) {
+                const float* in = x + (z * height + r) * width;
+                row = t + (r + 3) * pitch;
+                memcpy(row + 3, in, (size_t)width * sizeof(float));
+                for (k = 0; k < 3; k++) {
+                    row[k] = in[0];
+                    row[width + 3 + k] = in[width - 1];
+                }
+            }
+            for (k = 0; k < 3; k++) {
+                memcpy(t + k * pitch, t + 3 * pitch, (size_t)pitch * sizeof(float));
+                memcpy(t + (height + 3 + k) * pitch, t + (height + 2) * pitch, (size_t)pitch * sizeof(float));
+            }
+        }
+        for (k = 0; rank == 3 && k < 3; k++) {
+            memcpy(s + k * plane, s + 3 * plane, (size_t)plane * sizeof(float));
+            memcpy(s + (depth + 3 + k) * plane, s + (depth + 2) * plane, (size_t)plane * sizeof(float));
+        }
     }
 }
 
@@ -90,15 +126,16 @@ typedef struct {
 /* Blocks of 16 points whose taps are computed before any is read (as the pair runs batch theirs). */
 #define IRGRID_CUBIC_POINTS_BLOCKS 8
 
-/* Cubic (rank R, 2 or 3), zeros padding, of points [0, n) over irgrid_interleave_padded_f32x1's scratch
-   of `channels` channels into y + c * y_cstride; returns the points left to the scalar path (in
-   fallback). A block's taps are computed once for every channel. */
+/* Cubic (rank R, 2 or 3), zeros or border padding, of points [0, n) over irgrid_interleave_padded_f32x1's
+   or irgrid_replicate_padded_f32x1's scratch of `channels` channels into y + c * y_cstride; returns the
+   points left to the scalar path (in fallback). A block's taps are computed once for every channel. */
 static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y,
         irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
-        int align, irgrid_index* fallback) {
-    const irgrid_index pitch = dims[R - 1] + 3, plane = R == 3 ? (dims[1] + 3) * pitch : pitch;
+        int padding, int align, irgrid_index* fallback) {
+    const int replicate = padding == IRGRID_PAD_BORDER, pad = replicate ? 6 : 3;  /* pixels around a row */
+    const irgrid_index pitch = dims[R - 1] + pad, plane = R == 3 ? (dims[1] + pad) * pitch : pitch;
     const irgrid_index pitches[3] = {plane, R == 3 ? pitch : 1, 1};
-    const irgrid_index size = (dims[0] + 7) * plane;  /* a channel's scratch */
+    const irgrid_index size = (dims[0] + (replicate ? 6 : 7)) * plane;  /* a channel's scratch */
     /* irgrid_cubic_window's offsets are in bytes of 64-byte pixels (PIXEL_OFFSET); here a pixel is a
        float. Its zero window: the first of the 4 trailing zero planes (2-D: rows). */
     const __m512i no_taps = _mm512_set1_epi32((int)((dims[0] + 3) * plane * 64));
@@ -110,10 +147,11 @@ static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, 
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_CUBIC_POINTS_BLOCKS) {
         for (i = 0, p = p0; i < IRGRID_CUBIC_POINTS_BLOCKS && p < n; i++, p += 16) {
             m = n - p < 16 ? n - p : 16;
-            irgrid_cubic_window_f32x16(g, p, m, (int)R, dims, pitches, align, q[i].first, q[i].wt, fallback, &nf);
-            first = _mm512_loadu_si512(q[i].first);
-            q[i].kept = _mm512_cmpneq_epi32_mask(first, no_taps);
             q[i].store = (__mmask16)((1u << m) - 1);
+            irgrid_cubic_window_f32x16(g, p, m, (int)R, dims, pitches, align, replicate, q[i].first, q[i].wt, fallback,
+                                       &nf);
+            first = _mm512_loadu_si512(q[i].first);
+            q[i].kept = replicate ? (__mmask16)0xFFFF : _mm512_cmpneq_epi32_mask(first, no_taps);
             _mm512_storeu_si512(q[i].first, _mm512_srli_epi32(first, 6));
         }
         blocks = i;
@@ -129,9 +167,9 @@ static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, 
                     acc = _mm512_mul_ps(_mm512_loadu_ps(q[i].wt[0][0]),
                                         irgrid_cubic_plane_taps(s + c * size, q[i].first, 0, pitch, wy, wx));
                     for (j = 1; j < 4; j++)
-                        acc = _mm512_fmadd_ps(_mm512_loadu_ps(q[i].wt[0][j]),
-                                              irgrid_cubic_plane_taps(s + c * size, q[i].first, j * plane, pitch, wy, wx),
-                                              acc);
+                        acc = _mm512_fmadd_ps(
+                            _mm512_loadu_ps(q[i].wt[0][j]),
+                            irgrid_cubic_plane_taps(s + c * size, q[i].first, j * plane, pitch, wy, wx), acc);
                 }
                 /* a point without taps is +0, as the row runs leave it */
                 _mm512_mask_storeu_ps(y + c * y_cstride + p0 + 16 * i, q[i].store, _mm512_maskz_mov_ps(q[i].kept, acc));

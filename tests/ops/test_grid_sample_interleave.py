@@ -7,7 +7,7 @@ cubic) and, for 3-D cubic, onnx.reference's GridSample-22:
 - NaN, Inf and huge coordinates among ordinary ones (the scalar path's values for those);
 - zeros padding next to Inf/NaN in X (the zero pixel stands in for dropped taps);
 - pixels of 8 and of 16 f32 channels (`sampling.use_avx512`), and the 16-channel run's non-temporal
-  stores of a large output; cubic's pixels of one channel (one to three channels, zeros padding);
+  stores of a large output; cubic's pixels of one channel (one to three channels, zeros or border padding);
 - 1 vs 2 threads and blockings (points split into spans) bitwise, and bitwise equal to the gather
   path (same FMA chain per output), so AffineGrid fused or not gives the same bits whichever is chosen;
   cubic excepted: its separable runs over a zero-padded row scratch (2-D and 3-D; 3-D cubic has no
@@ -52,7 +52,7 @@ def interleaved():
 def pixels(request):
     """The interleaved runs' f32 pixels: 8 channels, or (with the avx512 policy "always", on a CPU with
     AVX-512; elsewhere 8 again) 16, 2-D cubic's row scratch included; 3-D cubic's keeps 8 (cubic of one
-    to three channels with zeros padding: one channel a pixel)."""
+    to three channels with zeros or border padding: one channel a pixel)."""
     was = sampling.use_avx512(request.param)
     yield request.param
     sampling.use_avx512(was)
@@ -264,26 +264,32 @@ def test_2d_cubic_16_channel_pixels_bitwise_as_8(padding, align):
         sampling.use_avx512(was)
 
 
+@pytest.mark.parametrize("padding", ["zeros", "border"])
 @pytest.mark.parametrize("align", [False, True])
-@pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6), (9, 10, 11), (1, 1, 1), (2, 1, 3), (5, 7, 1)],
-                         ids=str)
-def test_cubic_one_channel_pixels_bitwise_as_8(dims, align):
-    """On a CPU with AVX-512, 2-D and 3-D cubic of one to three f32 channels with zeros padding runs over
-    a row scratch of one-channel pixels, 16 points a vector (kernels/core/simd_cubic_points.h): the same
-    sums lane for lane, so bitwise the outputs of 8-channel pixels (3-D: binned or not), at 1, 2 and 3
-    threads (spans of points split among workers that each copy the planes), on planes down to one
-    pixel (a row of taps then reads the next rows' zeros), with special coordinates among the points
-    (the scalar path's) and Inf and NaN in X's other channel; the ordinary points against onnxruntime
-    (2-D) and onnx.reference (3-D)."""
+@pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6), (9, 10, 11), (1, 1, 1), (2, 1, 3),
+                                  (5, 7, 1)], ids=str)
+def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
+    """On a CPU with AVX-512, 2-D and 3-D cubic of one to three f32 channels with zeros or border padding
+    runs over a scratch of one-channel pixels, 16 points a vector (kernels/core/simd_cubic_points.h; border
+    over a copy that repeats every edge pixel 3 times): the same sums lane for lane, so bitwise the outputs
+    of 8-channel pixels (3-D: binned or not), at 1, 2 and 3 threads (spans of points split among workers
+    that each copy the planes), on planes down to one pixel, with coordinates to 1.3 (taps past the
+    edges, all four of them for some) and special ones among the points (the scalar path's), and Inf and
+    NaN in X's other channel; the ordinary points against onnxruntime (2-D) and onnx.reference (3-D,
+    where it is right for border: no coordinate outside the volume, docs/semantics.md)."""
     if not sampling.avx512_available():
         pytest.skip("one-channel pixels run 16 points a vector: AVX-512")
     rank = len(dims)
-    rng = keyed_rng("cubic-points", dims, align)
+    rng = keyed_rng("cubic-points", dims, align, padding)
     x = rng.uniform(-1, 1, (2, 4, *dims))
     out_dims = (29, 31) if rank == 2 else (7, 9, 11)  # 899 and 693 points an item: past a 512-bit call's 512
     grid = dyadic(rng, (2, *out_dims, rank), 1.3)
-    expected = CUBIC_ORACLE[rank](x[:, :3], grid, "cubic", "zeros", align)
+    expected = CUBIC_ORACLE[rank](x[:, :3], grid, "cubic", padding, align)
     ordinary = np.ones(grid.shape[:-1], bool)
+    if rank == 3 and padding == "border":
+        sizes = np.array(dims[::-1], float)  # the grid lists the innermost dim first
+        pixel = (grid + 1) / 2 * (sizes - 1) if align else ((grid + 1) * sizes - 1) / 2
+        ordinary = ((pixel >= 0) & (pixel <= sizes - 1)).all(-1)
     ordinary.reshape(-1)[100::97] = False
     grid.reshape(-1, rank)[100::97, rng.integers(0, rank)] = SPECIALS[rng.integers(0, len(SPECIALS))]
     x, grid = x.astype(np.float32), grid.astype(np.float32)
@@ -292,14 +298,14 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align):
     try:
         for channels in (1, 2, 3):
             sampling.use_avx512("never")
-            narrow = sample(x[:, :channels], grid, "cubic", "zeros", align, 2)
+            narrow = sample(x[:, :channels], grid, "cubic", padding, align, 2)
             if rank == 3:  # the 8-channel run on a grid bins scattered points; unbinned, the same bits
                 sampling.use_binning("never")
-                assert sample(x[:, :channels], grid, "cubic", "zeros", align, 2).tobytes() == narrow.tobytes()
+                assert sample(x[:, :channels], grid, "cubic", padding, align, 2).tobytes() == narrow.tobytes()
                 sampling.use_binning("auto")
             sampling.use_avx512("auto")
             for threads in (1, 2, 3):
-                points = sample(x[:, :channels], grid, "cubic", "zeros", align, threads)
+                points = sample(x[:, :channels], grid, "cubic", padding, align, threads)
                 assert points.tobytes() == narrow.tobytes(), (channels, threads)
             np.testing.assert_allclose(np.moveaxis(points, 1, -1)[ordinary],
                                        np.moveaxis(expected[:, :channels], 1, -1)[ordinary],
