@@ -523,7 +523,7 @@ def _write_ir(case: dict, path: Path, owned: bool = False) -> None:
         native = rank4 and not owned
         version, mode = ("opset9", _MODES[case["mode"]][0]) if native else ("irgrid1", _MODES[case["mode"]][1])
         (y,) = b.layer("GridSample", version, [x, grid],
-                       {"align_corners": False, "mode": mode, "padding_mode": "zeros"}, name="Y")
+                       {"align_corners": False, "mode": mode, "padding_mode": case.get("padding", "zeros")}, name="Y")
     b.result(y, "Y/sink")
     b.save(path)
 

@@ -170,8 +170,11 @@ def _keep_loaded(path: Path) -> None:
 # benchmarks/README.md, "irgrid's GridSample in place of GridSample-9"):
 _SAMPLING_FROM_CHANNELS = {
     # AMD Zen 5 with AVX-512 allowed (2026-11-30): irgrid's op at least as fast from one channel
-    # (bilinear 1.31x, bicubic 1.61x), nearest behind at 2 and 4 channels (0.90-0.99x)
-    "zen5": {"bilinear": 1, "nearest": 8, "bicubic": 1},
+    # (bilinear 1.30x, bicubic 0.99x and more, every padding; nearest with border or reflection padding
+    # 1.01x and more), but nearest with zeros padding behind at 2 and 4 channels (0.90-0.99x) and bilinear
+    # with reflection padding (no pair reads) at 1 and 2 (0.58-0.71x) and even at 4 (0.90-1.04x)
+    "zen5": {"bilinear": 1, "nearest": 8, "bicubic": 1, ("bilinear", "reflection"): 8, ("nearest", "border"): 1,
+             ("nearest", "reflection"): 1},
     # any other CPU: an Intel Xeon, Cascade Lake (2026-11-28), before the few-channel paths of 2026-11-30
     # and measured alternating in one process, which made irgrid's op look slower than it runs
     "xeon": {"bilinear": 8, "nearest": 16, "bicubic": 4},
@@ -179,14 +182,20 @@ _SAMPLING_FROM_CHANNELS = {
 
 
 @functools.cache
-def sampling_from_channels() -> dict[str, int]:
-    """The channels per mode from which the device runs irgrid's GridSample in place of GridSample-9 on
-    this CPU: Zen 5's table on AMD family 0x1A or later where AVX-512 is allowed (`ONEDNN_MAX_CPU_ISA`
-    caps both libraries), the Xeon's elsewhere (the CPUs not measured included)."""
+def _sampling_table() -> dict:
+    """_SAMPLING_FROM_CHANNELS's table for this CPU: Zen 5's on AMD family 0x1A or later where AVX-512 is
+    allowed (`ONEDNN_MAX_CPU_ISA` caps both libraries), the Xeon's elsewhere (the CPUs not measured
+    included)."""
     from irgrid._kernels import sampling
 
-    zen5 = sampling.amd_family() >= 0x1A and sampling.avx512_available()
-    return _SAMPLING_FROM_CHANNELS["zen5" if zen5 else "xeon"]
+    return _SAMPLING_FROM_CHANNELS["zen5" if sampling.amd_family() >= 0x1A and sampling.avx512_available() else "xeon"]
+
+
+def sampling_from_channels(mode: str, padding: str) -> int:
+    """The channels from which the device runs irgrid's GridSample in place of a GridSample-9 of this mode
+    and padding on this CPU (a (mode, padding) entry of its table, else the mode's)."""
+    table = _sampling_table()
+    return table.get((mode, padding), table[mode])
 
 
 def _irgrid_sampling_where_faster(model: ov.Model) -> int:
@@ -203,7 +212,7 @@ def _irgrid_sampling_where_faster(model: ov.Model) -> int:
         attrs = node.get_attributes()
         data = node.get_input_partial_shape(0)
         if (data.rank.is_dynamic or data[1].is_dynamic
-                or data[1].get_length() < sampling_from_channels()[attrs["mode"]]
+                or data[1].get_length() < sampling_from_channels(attrs["mode"], attrs["padding_mode"])
                 or any(node.get_input_element_type(i) != ov.Type.f32 for i in range(2))):
             continue
         if factory is None:

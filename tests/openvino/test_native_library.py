@@ -568,7 +568,7 @@ def test_openvino_device_runs_irgrid_sampling_in_place_of_gridsample9_where_fast
     from irgrid.openvino.runner import sampling_from_channels
 
     rng = np.random.default_rng(7)
-    from_ = sampling_from_channels()[mode]
+    from_ = sampling_from_channels(mode, "reflection")
     for channels in (from_ - 1, from_) if from_ > 1 else (from_,):
         x = o9.parameter([2, channels, 13, 17], np.float32, name="x")
         g = o9.parameter([2, 6, 5, 2], np.float32, name="g")
@@ -594,14 +594,19 @@ def test_openvino_device_runs_irgrid_sampling_in_place_of_gridsample9_where_fast
 def test_sampling_thresholds_follow_the_cpu(monkeypatch, family, avx512, table):
     """The channel thresholds of GridSample-9's replacement are the table measured on this CPU's kind:
     Zen 5 (AMD family 0x1A on) where AVX-512 is allowed, else the Xeon's (benchmarks/README.md, "irgrid's
-    GridSample in place of GridSample-9")."""
+    GridSample in place of GridSample-9"); a (mode, padding) entry before the mode's."""
     from irgrid._kernels import sampling
     from irgrid.openvino import runner
 
     monkeypatch.setattr(sampling, "amd_family", lambda: family)
     monkeypatch.setattr(sampling, "avx512_available", lambda: avx512)
-    runner.sampling_from_channels.cache_clear()
+    runner._sampling_table.cache_clear()
     try:
-        assert runner.sampling_from_channels() is runner._SAMPLING_FROM_CHANNELS[table]
+        chosen = runner._SAMPLING_FROM_CHANNELS[table]
+        for mode in ("bilinear", "nearest", "bicubic"):
+            for padding in ("zeros", "border", "reflection"):
+                assert runner.sampling_from_channels(mode, padding) == chosen.get((mode, padding), chosen[mode])
+        bilinear = [runner.sampling_from_channels("bilinear", padding) for padding in ("reflection", "zeros")]
+        assert bilinear == ([8, 1] if table == "zen5" else [8, 8])
     finally:
-        runner.sampling_from_channels.cache_clear()
+        runner._sampling_table.cache_clear()
