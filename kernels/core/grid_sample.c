@@ -224,9 +224,6 @@ static int wide_pixels(const irgrid_grid_sample* p) {
                                    || (p->rank == 2 && p->mode == IRGRID_MODE_LINEAR)));
 }
 
-/* Channels per group of the interleaved path (one vector of them per pixel), 0 when it is not chosen:
-   a group's scratch fits (scratch_fits; with cubic's row scratch, the plan's `rows`, where that one
-   fits), the policy (the caller checked that the vector path fits). */
 /* The channels from which the policy AUTO takes the interleaved path (its copy-in then pays for itself):
    - cubic with a row scratch (the plan's `rows`): from one. Its row run read a point's 16 or 64 taps
      from a few rows, where the gather path gathered each: 2-D X 1xCx256x256 at C = 1-3 took 0.39-0.87x
@@ -268,6 +265,10 @@ static int cubic_points(const irgrid_grid_sample* p) {
            && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES : p->rank == 3 && bytes <= CUBIC_POINTS_3D_BYTES);
 }
 
+/* Channels per group of the interleaved path (one vector of them per pixel; with one-channel pixels,
+   cubic_points, every channel in one group), 0 when it is not chosen: a group's scratch fits
+   (scratch_fits; with cubic's row scratch, the plan's `rows`, where that one fits), the policy (the
+   caller checked that the vector path fits). */
 static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {
     if (p->interleave != IRGRID_POLICY_NEVER && cubic_points(p)) {
         p->rows = 2;

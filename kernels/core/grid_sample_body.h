@@ -9,7 +9,6 @@
 #define IRGRID_PIXELS_FN(p, name) IRGRID_FN(name)
 #endif
 
-
 /* The taps of one point at normalised coordinates g (innermost dim first) into off / wt. Returns their
    count: 0 when the point samples only zeros padding, -1 when it is NaN. */
 static inline irgrid_index IRGRID_FN(point_taps)(const IRGRID_T* g, irgrid_index rank, const irgrid_index* dims,

@@ -70,7 +70,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_window)(const FT* g, irgrid_index p, ir
     }
     SFX(irgrid_record_fallback)(bad, p, m, fallback, nf);
     /* a dim without taps, or a fallback lane: plane D + 3 (row H + 3), the first of the 4 trailing zero
-       planes (rows) */
+       planes (rows); with `replicate` a fallback lane only, at the first pixel */
     ISTOREU(first, PIXEL_OFFSET(replicate ? KEEP_INDEX(pixel, ANDNOT(bad, all), ISET1(0))
                                           : KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all),
                                                        ISET1((int)((dims[0] + 3) * pitches[0])))));
