@@ -100,11 +100,11 @@ def use_gathers(str policy) -> str:
 
 def use_avx512(str policy) -> str:
     """Choose where f32 calls run 512-bit code on a CPU with AVX-512 (`avx512_available()`): the gather
-    path's taps 16 lanes at a time, the interleaved path's pixels of 16 channels and 2-D cubic's 16 points
-    a vector over one-channel pixels ("always"; "auto": on calls of 512 points or more, taps in 2-D and
-    3-D trilinear of one to four channels, pixels from 9 channels on but in 3-D cubic, 2-D cubic of one
-    to three channels with zeros padding), or none ("never": 8 lanes, 8-channel pixels); the same bits
-    every way.
+    path's taps 16 lanes at a time, the interleaved path's pixels of 16 channels and cubic's 16 points a
+    vector over one-channel pixels ("always"; "auto": on calls of 512 points or more, taps in 2-D and 3-D
+    trilinear of one to four channels, pixels from 9 channels on but in 3-D cubic, cubic of one to three
+    channels in 2-D and of one in 3-D with zeros or border padding), or none ("never": 8 lanes, 8-channel
+    pixels); the same bits every way.
     Returns the previous policy. For tests and comparisons."""
     global avx512_policy
     was = POLICY_NAMES[avx512_policy]
