@@ -265,11 +265,32 @@ static int cubic_points(const irgrid_grid_sample* p) {
            && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES : p->rank == 3 && bytes <= CUBIC_POINTS_3D_BYTES);
 }
 
+/* Floats a pixel of 2-D nearest by points (simd_nearest_points.h; the plan's `pixel`), 0 where that run is
+   not taken: f32 of one to NEAREST_POINTS_CHANNELS channels, zeros or border padding (reflection keeps the
+   gather and interleaved paths), on calls wide_call allows, with the
+   interleave policy AUTO (NEVER and ALWAYS keep the gather and the interleaved paths, for comparisons).
+   One channel reads X's plane by 16-lane gathers (no scratch); two a scratch of pairs, three and four of
+   4-channel pixels, within INTERLEAVE_MAX_BYTES. On Zen 5 (X 1xCx256x256, one thread) it took 0.77x the
+   gather path's time at one channel, 0.65x at two, 0.5x at three and four (benchmarks/README.md,
+   "Nearest of few channels by points"). */
+#define NEAREST_POINTS_CHANNELS 4
+static int nearest_pixel(const irgrid_grid_sample* p) {
+    const int pixel = p->channels == 1 ? 1 : (p->channels == 2 ? 2 : 4);
+    return p->mode == IRGRID_MODE_NEAREST && p->rank == 2 && p->padding != IRGRID_PAD_REFLECTION && p->channels >= 1
+                   && p->channels <= NEAREST_POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO && wide_call(p)
+                   && (p->plane + 1) * pixel * 4 <= INTERLEAVE_MAX_BYTES
+               ? pixel : 0;
+}
+
 /* Channels per group of the interleaved path (one vector of them per pixel; with one-channel pixels,
    cubic_points, every channel in one group), 0 when it is not chosen: a group's scratch fits
    (scratch_fits; with cubic's row scratch, the plan's `rows`, where that one fits), the policy (the
    caller checked that the vector path fits). */
 static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {
+    if (nearest_pixel(p) > 1) {
+        p->pixel = nearest_pixel(p);
+        return p->pixel;
+    }
     if (p->interleave != IRGRID_POLICY_NEVER && cubic_points(p)) {
         p->rows = 2;
         return p->channels;
@@ -431,6 +452,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     p->loads = 0;
     p->wide = 0;
     p->rows = 0;
+    p->pixel = 0;
     if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
         return IRGRID_E_MODE;
     if (rank < 1 || rank > IRGRID_MAX_RANK || ((p->affine || p->displaced) && rank > IRGRID_AFFINE_MAX_RANK))
@@ -513,6 +535,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
                    && (p->gathers == IRGRID_POLICY_NEVER
                        || (p->gathers == IRGRID_POLICY_AUTO && !irgrid_grid_sample_gathers_pay()));
         p->wide = wide_taps(p);
+        p->pixel = nearest_pixel(p) == 1;
         p->group = min_index(p->channels, SIMD_GROUP_BYTES / (plane * itemsize));
         p->group = p->group > 1 ? p->group : 1;
         p->span = points;

@@ -177,8 +177,12 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     irgrid_index i, j, count, n_fallback;
     const irgrid_index rank = p->rank;
     const int rows = p->rows;
-#if IRGRID_WIDE_PIXELS  /* (one-channel pixels: f32 only) */
-    if (scratch != NULL && rows == 2)
+#if IRGRID_WIDE_PIXELS  /* (one-channel pixels and nearest by points: f32 only) */
+    if (p->pixel)
+        n_fallback = irgrid_nearest_points_run_f32(scratch != NULL ? scratch : xb, g, yb, n, channels, y_cstride,
+                                                   p->plane, p->pixel, p->dims, p->padding, p->align_corners,
+                                                   fallback);
+    else if (scratch != NULL && rows == 2)
         n_fallback = irgrid_cubic_points_run_f32x1(scratch, g, yb, n, channels, y_cstride, rank, p->dims,
                                                    p->padding, p->align_corners, fallback);
     else
@@ -370,7 +374,10 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
         return;
     if (held->key != key + 1) {
 #if IRGRID_WIDE_PIXELS
-        if (rows == 2)
+        if (p->pixel) {
+            irgrid_interleave_narrow_f32(x + (b * channels + c0) * plane, c1 - c0, plane, plane, p->pixel, scratch);
+            memset(scratch + plane * p->pixel, 0, (size_t)p->pixel * sizeof(float));  /* the zero pixel */
+        } else if (rows == 2)
             (p->padding == IRGRID_PAD_BORDER ? irgrid_replicate_padded_f32x1 : irgrid_interleave_padded_f32x1)(
                 x + (b * channels + c0) * plane, c1 - c0, plane, p->rank, p->dims, scratch);
         else

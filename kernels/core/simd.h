@@ -351,6 +351,7 @@ IRGRID_AVX512_INLINE void irgrid_transpose_ps16(__m512* r) {
 #include "simd_cubic.h"
 #undef IRGRID_CUBIC_2D_ONLY
 #include "simd_cubic_points.h"
+#include "simd_nearest_points.h"
 #pragma pop_macro("IRGRID_AVX2")
 #include "simd_undef.h"
 #undef IRGRID_AVX2_INLINE

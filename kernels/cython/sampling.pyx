@@ -351,7 +351,8 @@ cdef class SamplePlan:
         """The path a call with `num_threads` threads takes under the current policies: "blocks" (the
         scalar path), "gather", "items" (a batch of one-channel items as one run), or "interleaved",
         "shared" (one scratch for the workers) or "binned" with its pixels' channels and, for cubic's row
-        scratch, "rows" ("interleaved 16 rows").
+        scratch, "rows" ("interleaved 16 rows"); " points" where 2-D nearest of a few channels runs by
+        points (the plan's `pixel`: "gather points", "interleaved 2 points").
         For tests: the paths give the same bits (cubic's row runs excepted), so only this tells them
         apart."""
         cdef irgrid_grid_sample p = self.problem
@@ -359,8 +360,8 @@ cdef class SamplePlan:
         name = {IRGRID_GS_BLOCKS: "blocks", IRGRID_GS_GATHER: "gather", IRGRID_GS_ITEMS: "items",
                 IRGRID_GS_INTERLEAVE: "interleaved", IRGRID_GS_BINNED: "binned", IRGRID_GS_SHARED: "shared"}[p.path]
         if p.path in (IRGRID_GS_INTERLEAVE, IRGRID_GS_BINNED, IRGRID_GS_SHARED):
-            return f"{name} {p.lanes}" + (" rows" if p.rows else "")
-        return name
+            return f"{name} {p.lanes}" + (" rows" if p.rows else "") + (" points" if p.pixel else "")
+        return name + (" points" if p.pixel else "")
 
     def __call__(self, x, coords, out=None, int num_threads=1):
         """Sample x at coords into `out` (or a fresh array) with `num_threads` threads; returns it."""

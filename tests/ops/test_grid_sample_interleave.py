@@ -8,6 +8,7 @@ cubic) and, for 3-D cubic, onnx.reference's GridSample-22:
 - zeros padding next to Inf/NaN in X (the zero pixel stands in for dropped taps);
 - pixels of 8 and of 16 f32 channels (`sampling.use_avx512`), and the 16-channel run's non-temporal
   stores of a large output; cubic's pixels of one channel (one to three channels, zeros or border padding);
+  2-D nearest of one to four channels by points (its own run, taken with the policy "auto");
 - 1 vs 2 threads and blockings (points split into spans) bitwise, and bitwise equal to the gather
   path (same FMA chain per output), so AffineGrid fused or not gives the same bits whichever is chosen;
   cubic excepted: its separable runs over a zero-padded row scratch (2-D and 3-D; 3-D cubic has no
@@ -313,6 +314,41 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
     finally:
         sampling.use_avx512(was[0])
         sampling.use_binning(was[1])
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6), (40, 17)], ids=str)
+def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
+    """On a CPU with AVX-512, 2-D nearest of one to four f32 channels with zeros or border padding runs by
+    points (kernels/core/simd_nearest_points.h: one channel gathered 16 points at a time from X, two and
+    four from a scratch of 2- and 4-channel pixels and a zero pixel): nearest's output is the tap's value
+    itself, so bitwise the gather path's and 8-channel pixels', at 1, 2 and 3 threads (spans of points
+    split among workers that each copy the plane), on planes down to one pixel, with coordinates to 1.3
+    (taps past the edges) and special ones among the points (the scalar path's), and Inf and NaN in X's
+    fifth channel, which no call reads; the ordinary points against onnxruntime."""
+    if not sampling.avx512_available():
+        pytest.skip("nearest by points runs 16 points a vector: AVX-512")
+    rng = keyed_rng("nearest-points", dims, align, padding)
+    x = rng.uniform(-1, 1, (2, 5, *dims)).astype(np.float32)
+    grid = dyadic(rng, (2, 29, 31, 2), 1.3)  # 899 points an item: past a 512-bit call's 512
+    expected = run_ort_grid_sample(x[:, :4].astype(np.float64), grid, "nearest", padding, align)  # X's values
+    ordinary = np.ones(grid.shape[:-1], bool)
+    ordinary.reshape(-1)[100::97] = False
+    grid.reshape(-1, 2)[100::97, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    grid = grid.astype(np.float32)
+    x[:, 4] = np.where(rng.random(dims) < 0.5, np.inf, np.nan)
+    routes = {1: "gather points", 2: "interleaved 2 points", 3: "interleaved 4 points", 4: "interleaved 4 points"}
+    for channels in (1, 2, 3, 4):
+        sampling.use_interleave("auto")
+        assert sample_plan(x[:, :channels].shape, grid.shape, np.float32, "nearest", padding,
+                           align).route(2) == routes[channels]
+        points = {threads: sample(x[:, :channels], grid, "nearest", padding, align, threads) for threads in (1, 2, 3)}
+        got, gathered = _paths(x[:, :channels], grid, "nearest", padding, align)  # ("always": 8-channel pixels)
+        for threads, out in points.items():
+            assert out.tobytes() == gathered.tobytes() == got.tobytes(), (channels, threads)
+        np.testing.assert_array_equal(np.moveaxis(points[2], 1, -1)[ordinary],
+                                      np.moveaxis(expected[:, :channels], 1, -1)[ordinary], err_msg=f"C={channels}")
 
 
 @DTYPES

@@ -1,0 +1,146 @@
+/* 2-D nearest of one to four f32 channels, zeros or border padding, 16 points a vector (a part of simd.h's 16-lane f32 section, after
+   simd_cubic_points.h, whose transposed 16-byte loads it shares). Why: with a few channels the gather path
+   read each channel with a gather of its own, and on Zen 5 a channel's read (about 0.5 ns a point, a
+   16-lane gather or 16 scalar loads) costs twice the point's taps; there 2-D nearest of two channels took
+   1.1-1.2x OpenVINO's time (benchmarks/README.md, "Nearest of few channels by points").
+
+   The pixels hold `pixel` floats (grid_sample.c's nearest_pixel):
+   - 1: no scratch; each channel plane of X is read by one 16-lane masked gather (a dropped tap reads
+     nothing), the taps computed once for every channel;
+   - 2 and 4: the channels interleaved (irgrid_interleave_narrow_f32; lanes past the call's channels are
+     zeros), then one zero pixel, which a dropped tap reads instead: 16 points' pixels are two 8-lane
+     64-bit gathers (2) or 16 16-byte loads (4), transposed into one vector a channel.
+   A point's tap is irgrid_lane_taps_f32x16's (the gather and interleaved paths' arithmetic lane for lane),
+   and nearest's output is that tap's value itself (or +0 where none is kept), so every path gives the same
+   bits. */
+
+/* Pixels [0, n) of planes x + c * x_cstride (c < channels <= pixel, pixel 2 or 4) into s as pixels of
+   `pixel` floats: pixel i's channel c at s[i * pixel + c], the channels past `channels` zeros. */
+static IRGRID_AVX512 void irgrid_interleave_narrow_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
+                                                       irgrid_index n, int pixel, float* s) {
+    const __m512i low = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i high = _mm512_add_epi32(low, _mm512_set1_epi32(8));
+    __m512 r[4], u[4], t[4];
+    irgrid_index i, c;
+    for (i = 0; i + 16 <= n; i += 16) {
+        for (c = 0; c < pixel; c++)
+            r[c] = c < channels ? _mm512_loadu_ps(x + c * x_cstride + i) : _mm512_setzero_ps();
+        if (pixel == 2) {
+            _mm512_storeu_ps(s + 2 * i, _mm512_permutex2var_ps(r[0], low, r[1]));
+            _mm512_storeu_ps(s + 2 * i + 16, _mm512_permutex2var_ps(r[0], high, r[1]));
+            continue;
+        }
+        /* 4 x 4 transposes within 128-bit lanes (pixel i + 4L + k in lane L of t[k]), then lane L of
+           t[0..3] is pixels i + 4L .. i + 4L + 3 */
+        u[0] = _mm512_unpacklo_ps(r[0], r[1]);
+        u[1] = _mm512_unpackhi_ps(r[0], r[1]);
+        u[2] = _mm512_unpacklo_ps(r[2], r[3]);
+        u[3] = _mm512_unpackhi_ps(r[2], r[3]);
+        t[0] = _mm512_shuffle_ps(u[0], u[2], 0x44);
+        t[1] = _mm512_shuffle_ps(u[0], u[2], 0xEE);
+        t[2] = _mm512_shuffle_ps(u[1], u[3], 0x44);
+        t[3] = _mm512_shuffle_ps(u[1], u[3], 0xEE);
+        u[0] = _mm512_shuffle_f32x4(t[0], t[1], 0x44);  /* t0.L0 t0.L1 t1.L0 t1.L1 */
+        u[1] = _mm512_shuffle_f32x4(t[2], t[3], 0x44);
+        u[2] = _mm512_shuffle_f32x4(t[0], t[1], 0xEE);  /* t0.L2 t0.L3 t1.L2 t1.L3 */
+        u[3] = _mm512_shuffle_f32x4(t[2], t[3], 0xEE);
+        _mm512_storeu_ps(s + 4 * i, _mm512_shuffle_f32x4(u[0], u[1], 0x88));
+        _mm512_storeu_ps(s + 4 * i + 16, _mm512_shuffle_f32x4(u[0], u[1], 0xDD));
+        _mm512_storeu_ps(s + 4 * i + 32, _mm512_shuffle_f32x4(u[2], u[3], 0x88));
+        _mm512_storeu_ps(s + 4 * i + 48, _mm512_shuffle_f32x4(u[2], u[3], 0xDD));
+    }
+    for (; i < n; i++)
+        for (c = 0; c < pixel; c++)
+            s[i * pixel + c] = c < channels ? x[c * x_cstride + i] : 0;
+}
+
+/* The tap index along one dim of 16 lanes' normalised coordinates g (zeros or border padding), with the lanes
+   that keep it (*kept) and those the vector arithmetic leaves to the scalar path (added to *bad):
+   simd_taps.h's irgrid_dim_taps for nearest (irgrid_pixel_coordinate's FMA coordinate and range checks,
+   RINT, irgrid_pad) operation for operation, with its masks in mask registers rather than vectors (the
+   whole run took 0.90-0.93x the time of irgrid_lane_taps_f32x16's taps). A lane outside the range is 0
+   before it is rounded, as there. */
+IRGRID_AVX512_INLINE __m512 irgrid_nearest_tap(__m512 g, irgrid_index length, int padding, int align, __mmask16* kept,
+                                               __mmask16* bad) {
+    const irgrid_pair_dim d = irgrid_pair_dim_of((double)length, align);
+    const __m512 zero = _mm512_setzero_ps(), last = _mm512_set1_ps((float)(length - 1));
+    __mmask16 fine = _mm512_cmp_ps_mask(_mm512_abs_ps(g), _mm512_set1_ps(1e30f), _CMP_LT_OQ);
+    __m512 x = _mm512_fmadd_ps(_mm512_maskz_mov_ps(fine, g), d.scale, d.offset), i;
+    fine &= _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(4194304.0f), _CMP_LE_OQ);
+    *bad |= (__mmask16)~fine;
+    i = _mm512_roundscale_ps(_mm512_maskz_mov_ps(fine, x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    if (padding == IRGRID_PAD_BORDER) {
+        *kept = 0xFFFF;
+        return _mm512_min_ps(_mm512_max_ps(i, zero), last);
+    }
+    *kept = (__mmask16)~(_mm512_cmp_ps_mask(i, zero, _CMP_LT_OQ) | _mm512_cmp_ps_mask(i, last, _CMP_GT_OQ));
+    return i;
+}
+
+/* irgrid_nearest_points_run_f32 with `pixel` and `padding` as constants. */
+IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, int pixel, const irgrid_index* dims,
+        int padding, int align, irgrid_index* fallback) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512i zero_pixel = _mm512_set1_epi32((int)plane);
+    const irgrid_index width = dims[1];
+    __m512 t[4], gk[2], ix, iy;
+    __m512i idx;
+    __mmask16 kept, store, kx, ky, bad;
+    irgrid_index p, m, c, k, nf = 0;
+    int at[16];
+    float coords[3][16];
+    for (p = 0; p < n; p += 16) {
+        m = n - p < 16 ? n - p : 16;
+        store = (__mmask16)((1u << m) - 1);
+        bad = 0;
+        irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
+        iy = irgrid_nearest_tap(gk[1], dims[0], padding, align, &ky, &bad);
+        ix = irgrid_nearest_tap(gk[0], dims[1], padding, align, &kx, &bad);
+        bad &= store;
+        kept = kx & ky & (__mmask16)~bad;
+        for (k = 0; bad; k++, bad >>= 1)
+            if (bad & 1)
+                fallback[nf++] = p + k;
+        /* the pixel's index, exact in f32 for a kept lane (nearest_pixel: a plane of fewer than 2^21 pixels) */
+        idx = _mm512_cvttps_epi32(_mm512_fmadd_ps(iy, _mm512_set1_ps((float)width), ix));
+        if (pixel == 1) {
+            for (c = 0; c < channels; c++)
+                _mm512_mask_storeu_ps(y + c * y_cstride + p, store,
+                                      _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kept, idx, s + c * plane, 4));
+            continue;
+        }
+        idx = _mm512_mask_blend_epi32(kept, zero_pixel, idx);
+        if (pixel == 2) {
+            __m512 lo = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_castsi512_si256(idx), (const double*)s, 8));
+            __m512 hi = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_extracti32x8_epi32(idx, 1), (const double*)s, 8));
+            t[0] = _mm512_permutex2var_ps(lo, even, hi);
+            t[1] = _mm512_permutex2var_ps(lo, odd, hi);
+            t[2] = t[3] = _mm512_setzero_ps();  /* (never stored: channels <= 2) */
+        } else {
+            _mm512_storeu_si512(at, _mm512_slli_epi32(idx, 2));
+            irgrid_cubic_row_taps(s, at, 0, t);  /* a pixel's 4 channels as a row's 4 taps */
+        }
+        for (c = 0; c < channels; c++)
+            _mm512_mask_storeu_ps(y + c * y_cstride + p, store, t[c]);
+    }
+    return nf;
+}
+
+/* 2-D nearest, zeros or border padding, of points [0, n) (coordinates g, n x 2, innermost first) into
+   y + c * y_cstride (c < channels <= pixel): pixel 1 reads X's planes s + c * plane, 2 and 4
+   irgrid_interleave_narrow_f32's scratch s of a plane of `plane` pixels and the zero pixel after it.
+   Returns the points left to the scalar path (in fallback). */
+static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_nearest_points_run_f32(const float* s,
+        const float* g, float* y, irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index plane,
+        int pixel, const irgrid_index* dims, int padding, int align, irgrid_index* fallback) {
+#define IRGRID_NEAREST_RUN(px, pad) irgrid_nearest_points_body(s, g, y, n, channels, y_cstride, plane, px, dims, pad, \
+                                                               align, fallback)
+    if (padding == IRGRID_PAD_ZEROS)
+        return pixel == 1 ? IRGRID_NEAREST_RUN(1, IRGRID_PAD_ZEROS)
+                          : (pixel == 2 ? IRGRID_NEAREST_RUN(2, IRGRID_PAD_ZEROS) : IRGRID_NEAREST_RUN(4, IRGRID_PAD_ZEROS));
+    return pixel == 1 ? IRGRID_NEAREST_RUN(1, IRGRID_PAD_BORDER)
+                      : (pixel == 2 ? IRGRID_NEAREST_RUN(2, IRGRID_PAD_BORDER) : IRGRID_NEAREST_RUN(4, IRGRID_PAD_BORDER));
+#undef IRGRID_NEAREST_RUN
+}
