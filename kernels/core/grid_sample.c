@@ -247,6 +247,20 @@ static irgrid_index interleave_from(const irgrid_grid_sample* p) {
     return INTERLEAVE_MIN_CHANNELS;
 }
 
+/* Whether 3-D cubic takes one-channel pixels past CUBIC_POINTS_3D_BYTES (`bytes` a worker's scratch): where
+   8-channel pixels' row scratch exceeds INTERLEAVE_MAX_BYTES a worker, so that it runs on as few workers
+   as x_share holds (row_workers) or, past x_share (one or two channels of a large volume), not at all:
+   those calls went to the scalar path. X 1xCx32x128x128, 2 threads: one channel 0.96 ms (random grid)
+   and 0.50 (smooth) against the scalar path's 5.9 and 5.1, two 2.2 and 0.95 against 7.8 and 5.9, three
+   0.62x and 0.47x the time of the 8-channel run on one worker; where that run fits a worker
+   (1x3x16x96x96, 7.2 MiB) it kept the lead on a random grid (one-channel pixels 1.66x its time)
+   (benchmarks/README.md, "Large volumes of few channels"). Within INTERLEAVE_LARGE_BYTES and x_share
+   (the workers as many as x_share holds: row_workers), as the row scratch. */
+static int large_cubic_points(const irgrid_grid_sample* p, irgrid_index bytes) {
+    return row_pixels(p->rank, p->dims) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES && bytes <= INTERLEAVE_LARGE_BYTES
+           && bytes <= x_share(p);
+}
+
 /* Whether a cubic call (2-D or 3-D) takes pixels of one channel (simd_cubic_points.h; the plan's rows
    2): f32 with zeros or border padding and at most CUBIC_POINTS_CHANNELS channels, on calls wide_call allows,
    their row scratch (each worker copies it whole) within INTERLEAVE_MAX_BYTES in 2-D and
@@ -262,7 +276,8 @@ static int cubic_points(const irgrid_grid_sample* p) {
                                                                  : row_pixels(p->rank, p->dims)) * p->channels * 4;
     return p->mode == IRGRID_MODE_CUBIC && p->padding != IRGRID_PAD_REFLECTION && p->channels <= CUBIC_POINTS_CHANNELS
            && wide_call(p)
-           && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES : p->rank == 3 && bytes <= CUBIC_POINTS_3D_BYTES);
+           && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES
+                            : p->rank == 3 && (bytes <= CUBIC_POINTS_3D_BYTES || large_cubic_points(p, bytes)));
 }
 
 /* Floats a pixel of 2-D nearest by points (simd_nearest_points.h; the plan's `pixel`), 0 where that run is

@@ -317,6 +317,33 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
 
 
 @pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("channels", [1, 2])
+def test_3d_cubic_one_channel_pixels_past_the_row_scratch(channels, padding):
+    """A volume whose 8-channel row scratch exceeds what irgrid allows a call (grid_sample.c's x_share: 4
+    times X's bytes) at one or two channels runs over one-channel pixels past their usual 1 MiB (it went
+    to the scalar path, 6-12x slower): against onnx.reference (ordinary points, where its border is right:
+    docs/semantics.md), and bitwise at 1, 2 and 3 threads."""
+    if not sampling.avx512_available():
+        pytest.skip("one-channel pixels run 16 points a vector: AVX-512")
+    rng = keyed_rng("large-cubic-points", channels, padding)
+    dims = (48, 72, 72)  # 1.2 MiB of one-channel pixels a channel
+    x = rng.uniform(-1, 1, (1, channels, *dims)).astype(np.float32)
+    grid = dyadic(rng, (1, 5, 9, 13, 3), 1.1, oracle_step(3, "cubic"))  # 585 points
+    sampling.use_interleave("auto")
+    assert sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, False).route(2) == \
+        f"interleaved {channels} rows"
+    outs = [sample(x, grid, "cubic", padding, False, threads) for threads in (1, 2, 3)]
+    assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
+    some = grid.reshape(1, 1, 1, -1, 3)[:, :, :, ::9].astype(np.float64)  # 65 points (the oracle's 15 ms each)
+    expected = run_onnx_reference(x.astype(np.float64), some, "cubic", padding, False)
+    pixel = ((some + 1) * np.array(dims[::-1]) - 1) / 2
+    ordinary = padding == "zeros" or ((pixel >= 0) & (pixel <= np.array(dims[::-1]) - 1)).all(-1)
+    got = outs[1].reshape(1, channels, 1, 1, -1)[..., ::9]
+    np.testing.assert_allclose(np.moveaxis(got, 1, -1)[ordinary], np.moveaxis(expected, 1, -1)[ordinary],
+                               **TOLERANCES[np.float32])
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border"])
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6), (40, 17)], ids=str)
 def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
