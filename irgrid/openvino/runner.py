@@ -169,11 +169,11 @@ def _keep_loaded(path: Path) -> None:
 # JIT kernel wins. Per the CPU each table was measured on (benchmarks/replacement_crossover.py;
 # benchmarks/README.md, "irgrid's GridSample in place of GridSample-9"):
 _SAMPLING_FROM_CHANNELS = {
-    # AMD Zen 5 with AVX-512 allowed (2026-11-30): irgrid's op at least as fast from one channel
-    # (bilinear 1.30x, bicubic 0.99x and more, every padding; nearest 1.04x and more with nearest by
-    # points, but 0.95x at three channels on the smooth grid), but bilinear with reflection padding (no pair
-    # reads) behind at 1 and 2 (0.58-0.71x) and even at 4 (0.90-1.04x)
-    "zen5": {"bilinear": 1, "nearest": 1, "bicubic": 1, ("bilinear", "reflection"): 8},
+    # AMD Zen 5 with AVX-512 allowed (2026-11-30): irgrid's op at least as fast from one channel in every
+    # mode and padding (bilinear 1.30x and more, with reflection padding 1.38x since its pair reads;
+    # bicubic 0.99x and more; nearest 1.04x and more with nearest by points, but 0.95x at three channels
+    # on the smooth grid)
+    "zen5": {"bilinear": 1, "nearest": 1, "bicubic": 1},
     # any other CPU: an Intel Xeon, Cascade Lake (2026-11-28), before the few-channel paths of 2026-11-30
     # and measured alternating in one process, which made irgrid's op look slower than it runs
     "xeon": {"bilinear": 8, "nearest": 16, "bicubic": 4},

@@ -163,13 +163,13 @@ static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker,
 #undef IRGRID_FN
 
 /* Whether a batch of small one-channel items runs as one run of points (IRGRID_GS_ITEMS): 2-D bilinear
-   f32 that the pair reads cover (zeros or border padding, rows of 2 pixels or more), items below the
+   f32 that the pair reads cover (rows of 2 pixels or more), items below the
    gather path's block (IRGRID_SIMD_GROUPS groups: from there one item is a run of its own), a lane's
    pair start within int32 (a plane per item boundary among 16 lanes). On a grid or on coordinates
    computed per item (a fused AffineGrid: RAFT's lookup windows, `coords + delta`, export as one). */
 static int items_run(const irgrid_grid_sample* p) {
     return p->dtype == IRGRID_F32 && p->rank == 2 && p->channels == 1 && p->batch > 1
-           && p->mode == IRGRID_MODE_LINEAR && p->padding != IRGRID_PAD_REFLECTION && p->dims[1] >= 2
+           && p->mode == IRGRID_MODE_LINEAR && p->dims[1] >= 2
            && p->points < IRGRID_SIMD_GROUPS * 8 && p->plane <= INT_MAX / 17;
 }
 
@@ -188,13 +188,12 @@ static int wide_call(const irgrid_grid_sample* p) {
 }
 
 /* Whether the gather path's f32 taps (and the pair reads) go 16 lanes at a time: on calls wide_call
-   allows, in 2-D and in 3-D trilinear sampling of one to three channels (zeros or border padding: the
-   16-lane pair run). Other 3-D taps took as long as or longer than 8 lanes (benchmarks/README.md, "On an
+   allows, in 2-D and in 3-D trilinear sampling of one to IRGRID_PAIRS_CHANNELS channels (the 16-lane pair
+   run). Other 3-D taps took as long as or longer than 8 lanes (benchmarks/README.md, "On an
    Intel Xeon host"). */
 static int wide_taps(const irgrid_grid_sample* p) {
     return wide_call(p) && (p->avx512 == IRGRID_POLICY_ALWAYS || p->rank == 2
-                            || (p->rank == 3 && p->mode == IRGRID_MODE_LINEAR && p->padding != IRGRID_PAD_REFLECTION
-                                && p->channels <= IRGRID_PAIRS_CHANNELS));
+                            || (p->rank == 3 && p->mode == IRGRID_MODE_LINEAR && p->channels <= IRGRID_PAIRS_CHANNELS));
 }
 
 static int workers_for(int threads, irgrid_index units) {
@@ -228,21 +227,20 @@ static int wide_pixels(const irgrid_grid_sample* p) {
    - cubic with a row scratch (the plan's `rows`): from one. Its row run read a point's 16 or 64 taps
      from a few rows, where the gather path gathered each: 2-D X 1xCx256x256 at C = 1-3 took 0.39-0.87x
      the gather path's time, 3-D X 1xCx32x64x64 0.13-0.20x (2 threads, smooth and random grids);
-   - f32 2-D nearest and linear (zeros or border padding, which the pair run reads: simd.h's
-     IRGRID_PAIRS_CHANNELS, 2-D and 3-D): INTERLEAVE_MIN_CHANNELS_F32. At 4 channels the pair run took
+   - f32 2-D nearest and linear (which the pair run reads: simd.h's IRGRID_PAIRS_CHANNELS, 2-D and 3-D):
+     INTERLEAVE_MIN_CHANNELS_F32. At 4 channels the pair run took
      0.60x (smooth) and 0.80x (random) of the interleaved path's time in 2-D, 0.77x and 0.98x in 3-D,
      and 2-D nearest's gather path 0.76x and 0.97x; at 5 the interleaved path won in 3-D and on
      nearest's random grid (2-D bilinear's random grid: 0.96x);
    - 3-D nearest (one tap a point, cheap to gather) from INTERLEAVE_MIN_CHANNELS_3D_NEAREST;
-   - the rest (f64, reflection padding, cubic without a row scratch) from INTERLEAVE_MIN_CHANNELS.
+   - the rest (f64, cubic without a row scratch) from INTERLEAVE_MIN_CHANNELS.
    Measured on Zen 5 (benchmarks/README.md, "Few channels: which path from how many"). */
 static irgrid_index interleave_from(const irgrid_grid_sample* p) {
     if (p->rows)
         return 1;
     if (p->rank == 3 && p->mode == IRGRID_MODE_NEAREST)
         return INTERLEAVE_MIN_CHANNELS_3D_NEAREST;
-    if (p->dtype == IRGRID_F32 && ((p->rank == 2 && p->mode == IRGRID_MODE_NEAREST)
-                                   || (p->mode == IRGRID_MODE_LINEAR && p->padding != IRGRID_PAD_REFLECTION)))
+    if (p->dtype == IRGRID_F32 && ((p->rank == 2 && p->mode == IRGRID_MODE_NEAREST) || p->mode == IRGRID_MODE_LINEAR))
         return INTERLEAVE_MIN_CHANNELS_F32;
     return INTERLEAVE_MIN_CHANNELS;
 }

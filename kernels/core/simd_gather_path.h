@@ -363,7 +363,7 @@ static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_fused_wide_f3
                                   align, loads, fallback);
 }
 
-/* ---- 2-D bilinear by pairs: few channels, zeros or border padding, 16 lanes ---- */
+/* ---- Bilinear and trilinear by pairs: few channels, 16 lanes ---- */
 
 /* Two pairs of adjacent floats (a[0], a[1]) and (b[0], b[1]), one 64-bit load each (through memcpy: a
    pair need not be 8-byte aligned); for the 16- and the 8-lane pair reads. */
@@ -403,18 +403,6 @@ IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
    longer than the core's window). */
 #define IRGRID_PAIRS_BLOCKS 16
 
-/* irgrid_pixel_coordinate_f32x16 (native) with its lane masks in a mask register: the same bits, without
-   spreading each compare into a vector and back. With the constants above, the one-channel run took
-   0.86-0.88x the time on Zen 5 (benchmarks/README.md, "Zen 5: the pair taps, prefetch by spread"). */
-IRGRID_AVX512_INLINE __m512 irgrid_pair_coordinate(__m512 g, const irgrid_pair_dim* d, __mmask16* bad) {
-    const __m512 magnitude = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
-    __mmask16 ok = _mm512_cmp_ps_mask(_mm512_and_ps(g, magnitude), _mm512_set1_ps(1e30f), _CMP_LT_OQ);
-    __m512 x = _mm512_fmadd_ps(_mm512_maskz_mov_ps(ok, g), d->scale, d->offset);
-    ok &= _mm512_cmp_ps_mask(_mm512_and_ps(x, magnitude), _mm512_set1_ps(4194304.0f), _CMP_LE_OQ);
-    *bad |= (__mmask16)~ok;
-    return _mm512_maskz_mov_ps(ok, x);
-}
-
 /* A dim's floor and weights: x0 = floor(x) as an integer, the weights of x0 and x0 + 1 (irgrid_dim_taps'
    linear taps, lane for lane). */
 IRGRID_AVX512_INLINE __m512i irgrid_pair_floor(__m512 x, __m512* w) {
@@ -429,27 +417,25 @@ IRGRID_AVX512_INLINE __m512i irgrid_pair_floor(__m512 x, __m512* w) {
 #define PAIRS_RANK 3
 #include "simd_pairs.h"
 
-/* The 16-lane pair run per rank and padding: in 2-D with and without items (the alignment only sets the
-   constants), in 3-D without. */
+/* The 16-lane pair run per rank and padding (a constant in each copy): in 2-D with and without items (the
+   alignment only sets the constants), in 3-D without. */
 static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid_pairs_wide_f32(const float* x,
         const float* g, float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride,
         irgrid_index y_cstride, int rank, const irgrid_index* dims, int padding, int align, irgrid_items* items,
         irgrid_index* fallback) {
-    if (rank == 3)
-        return padding == IRGRID_PAD_ZEROS
-               ? irgrid_pairs_wide_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align,
-                                           NULL, fallback)
-               : irgrid_pairs_wide_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
-                                           NULL, fallback);
-    if (padding == IRGRID_PAD_ZEROS)
-        return items ? irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
-                                                 align, items, fallback)
-                     : irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
-                                                 align, NULL, fallback);
-    return items ? irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER,
-                                             align, items, fallback)
-                 : irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER,
-                                             align, NULL, fallback);
+#define IRGRID_PAIRS_CASE(pad)                                                                                      \
+    if (padding == pad)                                                                                             \
+        return rank == 3 ? irgrid_pairs_wide_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, pad, align,  \
+                                                     NULL, fallback)                                                \
+               : items ? irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, pad, align,    \
+                                                   items, fallback)                                                 \
+                       : irgrid_pairs_wide_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, pad, align,    \
+                                                   NULL, fallback);
+    IRGRID_PAIRS_CASE(IRGRID_PAD_ZEROS)
+    IRGRID_PAIRS_CASE(IRGRID_PAD_BORDER)
+    IRGRID_PAIRS_CASE(IRGRID_PAD_REFLECTION)
+#undef IRGRID_PAIRS_CASE
+    return 0;  /* (no other padding reaches here: irgrid_grid_sample_plan checks) */
 }
 
 /* ---- Bilinear and trilinear by pairs, 8 lanes (AVX2): irgrid_pairs_wide_f32's scheme where the CPU
@@ -470,26 +456,23 @@ IRGRID_AVX2_INLINE __m256 irgrid_pair8_coordinate(__m256 g, const irgrid_pair_di
 #define PAIRS_RANK 3
 #include "simd_pairs8.h"
 
-/* The 8-lane pair run per rank and padding: in 2-D with and without items (the alignment only sets the
-   constants), in 3-D without. */
+/* The 8-lane pair run per rank and padding (irgrid_pairs_wide_f32's copies). */
 static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_pairs8_f32(const float* x, const float* g,
         float* y, irgrid_index n, irgrid_index channels, irgrid_index x_cstride, irgrid_index y_cstride, int rank,
         const irgrid_index* dims, int padding, int align, irgrid_items* items, irgrid_index* fallback) {
-    if (rank == 3)
-        return padding == IRGRID_PAD_ZEROS
-               ? irgrid_pairs8_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS, align,
-                                       NULL, fallback)
-               : irgrid_pairs8_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
-                                       NULL, fallback);
-    if (padding == IRGRID_PAD_ZEROS)
-        return items ? irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
-                                             align, items, fallback)
-                     : irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_ZEROS,
-                                             align, NULL, fallback);
-    return items ? irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
-                                         items, fallback)
-                 : irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, IRGRID_PAD_BORDER, align,
-                                         NULL, fallback);
+#define IRGRID_PAIRS_CASE(pad)                                                                                      \
+    if (padding == pad)                                                                                             \
+        return rank == 3 ? irgrid_pairs8_body_3d(x, g, y, n, channels, x_cstride, y_cstride, dims, pad, align,      \
+                                                 NULL, fallback)                                                    \
+               : items ? irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, pad, align, items, \
+                                               fallback)                                                            \
+                       : irgrid_pairs8_body_2d(x, g, y, n, channels, x_cstride, y_cstride, dims, pad, align, NULL,  \
+                                               fallback);
+    IRGRID_PAIRS_CASE(IRGRID_PAD_ZEROS)
+    IRGRID_PAIRS_CASE(IRGRID_PAD_BORDER)
+    IRGRID_PAIRS_CASE(IRGRID_PAD_REFLECTION)
+#undef IRGRID_PAIRS_CASE
+    return 0;  /* (no other padding reaches here: irgrid_grid_sample_plan checks) */
 }
 
 /* irgrid_gather_taps_wide_body, one copy per 2-D mode as irgrid_gather_taps (the plan takes 16 lanes in
@@ -518,7 +501,7 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_simd_sample)(const FT* x, const FT* g
     /* (calls of less than a block keep the blocks' prefetched rows: by pairs RAFT's 81-point items, one call
        each, took 1.12-1.14x the time on random windows; a batch of such one-channel items now runs by
        pairs as one run, grid_sample.c's IRGRID_GS_ITEMS) */
-    if (mode == IRGRID_MODE_LINEAR && padding != IRGRID_PAD_REFLECTION && channels <= IRGRID_PAIRS_CHANNELS
+    if (mode == IRGRID_MODE_LINEAR && channels <= IRGRID_PAIRS_CHANNELS
             && dims[rank - 1] >= 2 && n >= IRGRID_SIMD_GROUPS * LANES)
         return wide ? irgrid_pairs_wide_f32(x, g, y, n, channels, x_cstride, y_cstride, (int)rank, dims, padding,
                                             align, NULL, fallback)

@@ -56,19 +56,14 @@ static IRGRID_AVX512 void irgrid_interleave_narrow_f32(const float* x, irgrid_in
 
 /* The tap index along one dim of 16 lanes' normalised coordinates g (zeros or border padding), with the lanes
    that keep it (*kept) and those the vector arithmetic leaves to the scalar path (added to *bad):
-   simd_taps.h's irgrid_dim_taps for nearest (irgrid_pixel_coordinate's FMA coordinate and range checks,
-   RINT, irgrid_pad) operation for operation, with its masks in mask registers rather than vectors (the
-   whole run took 0.90-0.93x the time of irgrid_lane_taps_f32x16's taps). A lane outside the range is 0
-   before it is rounded, as there. */
-IRGRID_AVX512_INLINE __m512 irgrid_nearest_tap(__m512 g, irgrid_index length, int padding, int align, __mmask16* kept,
-                                               __mmask16* bad) {
-    const irgrid_pair_dim d = irgrid_pair_dim_of((double)length, align);
+   simd_taps.h's irgrid_dim_taps for nearest (irgrid_pair_coordinate: irgrid_pixel_coordinate's FMA
+   coordinate and range checks; RINT; irgrid_pad) operation for operation, with its masks in mask registers
+   rather than vectors (the whole run took 0.90-0.93x the time of irgrid_lane_taps_f32x16's taps). */
+IRGRID_AVX512_INLINE __m512 irgrid_nearest_tap(__m512 g, irgrid_index length, const irgrid_pair_dim* d, int padding,
+                                               __mmask16* kept, __mmask16* bad) {
     const __m512 zero = _mm512_setzero_ps(), last = _mm512_set1_ps((float)(length - 1));
-    __mmask16 fine = _mm512_cmp_ps_mask(_mm512_abs_ps(g), _mm512_set1_ps(1e30f), _CMP_LT_OQ);
-    __m512 x = _mm512_fmadd_ps(_mm512_maskz_mov_ps(fine, g), d.scale, d.offset), i;
-    fine &= _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(4194304.0f), _CMP_LE_OQ);
-    *bad |= (__mmask16)~fine;
-    i = _mm512_roundscale_ps(_mm512_maskz_mov_ps(fine, x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 i = _mm512_roundscale_ps(irgrid_pair_coordinate(g, d, bad),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     if (padding == IRGRID_PAD_BORDER) {
         *kept = 0xFFFF;
         return _mm512_min_ps(_mm512_max_ps(i, zero), last);
@@ -85,6 +80,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     const __m512i zero_pixel = _mm512_set1_epi32((int)plane);
     const irgrid_index width = dims[1];
+    const irgrid_pair_dim dy = irgrid_pair_dim_of((double)dims[0], align), dx = irgrid_pair_dim_of((double)width, align);
     __m512 t[4], gk[2], ix, iy;
     __m512i idx;
     __mmask16 kept, store, kx, ky, bad;
@@ -96,8 +92,8 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
         store = (__mmask16)((1u << m) - 1);
         bad = 0;
         irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
-        iy = irgrid_nearest_tap(gk[1], dims[0], padding, align, &ky, &bad);
-        ix = irgrid_nearest_tap(gk[0], dims[1], padding, align, &kx, &bad);
+        iy = irgrid_nearest_tap(gk[1], dims[0], &dy, padding, &ky, &bad);
+        ix = irgrid_nearest_tap(gk[0], width, &dx, padding, &kx, &bad);
         bad &= store;
         kept = kx & ky & (__mmask16)~bad;
         for (k = 0; bad; k++, bad >>= 1)

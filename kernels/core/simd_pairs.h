@@ -26,13 +26,25 @@ typedef struct {
     int scattered;
 } PSFX(irgrid_pairs16);
 
+/* The row (or plane) a tap index along an outer dim reads, `last` its greatest: the index clamped to
+   [0, last] (zeros padding drops the taps outside; border clamps; a reflected coordinate's taps lie
+   within [-1, last + 1], and reflect to 0 and last), but with align_corners and reflection padding the
+   index last + 1 reflects to last - 1 (0 for a one-pixel dim: irgrid_pad). */
+IRGRID_AVX512_INLINE __m512i PSFX(irgrid_pair_row)(__m512i i, __m512i last, int reflect_aligned) {
+    const __m512i zero = _mm512_setzero_si512(), clamped = _mm512_min_epi32(_mm512_max_epi32(i, zero), last);
+    if (!reflect_aligned)
+        return clamped;
+    return _mm512_mask_max_epi32(clamped, _mm512_cmpgt_epi32_mask(i, last), zero,
+                                 _mm512_sub_epi32(_mm512_add_epi32(last, last), i));
+}
+
 /* The taps of points [p, p + m) (m <= 16) of a rank-2 or rank-3 grid (dims outermost first, the innermost
    of at least 2 pixels) into q; their fallback points appended (*found). With `items` (2-D), the points
    run across items (irgrid_items): q->base is the block's first item's plane, and each lane's pair starts
    past one more plane per item boundary before it (lanes from m on: none, so that they read within the
    last item). */
 IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p, irgrid_index m, const irgrid_index* dims,
-        const irgrid_pair_dim* d, int padding, irgrid_items* items, PSFX(irgrid_pairs16)* q,
+        const irgrid_pair_dim* d, int padding, int align, irgrid_items* items, PSFX(irgrid_pairs16)* q,
         irgrid_index* fallback, irgrid_index* found) {
     const int rank = PAIRS_RANK;
     const irgrid_index width = dims[rank - 1], height = dims[rank - 2];
@@ -40,7 +52,8 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
     float coords[3][16];
     __m512 gk[3], pix[3], wx[2], wy[2], wz[2], row_w;
     __m512i x0, y0, z0 = zero, yr, zr, start, row, shift = zero;
-    __mmask16 inner, at_last, before, row_ok, z_ok = (__mmask16)0xFFFF, bad = 0;
+    __mmask16 inner, at_last, before, row_ok, z_ok = (__mmask16)0xFFFF, bad = 0, left_at_last = 0;
+    const int reflect = padding == IRGRID_PAD_REFLECTION, keep_all = padding != IRGRID_PAD_ZEROS;
     int k, e, f, r;
     q->store = m == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1);
     q->base = 0;
@@ -60,6 +73,11 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
         pix[k] = irgrid_pair_coordinate(gk[rank - 1 - k], d + k, &bad);
         if (padding == IRGRID_PAD_BORDER)
             pix[k] = _mm512_min_ps(_mm512_max_ps(pix[k], _mm512_setzero_ps()), _mm512_set1_ps((float)(dims[k] - 1)));
+        if (reflect) {  /* into one period (irgrid_dim_taps); lanes further out go to the scalar path */
+            __m512 far = _mm512_setzero_ps();
+            pix[k] = irgrid_reflect_f32x16(pix[k], (float)dims[k], align, &far);
+            bad |= IRGRID_MASK16(far);
+        }
     }
     x0 = irgrid_pair_floor(pix[rank - 1], wx);
     y0 = irgrid_pair_floor(pix[rank - 2], wy);
@@ -71,25 +89,31 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
     }
     /* the pair starts at the left tap clamped to [0, W - 2]: the left tap's value is the pair's left one
        (inner) or, at the last pixel, its right one; the right tap's is the right one (inner) or, left of
-       the plane (zeros), the left one; with border padding the right tap's is always the right one */
+       the plane (zeros), the left one; with border padding the right tap's is always the right one. A
+       reflected coordinate lies within [-0.5, W - 0.5] (align_corners: [0, W - 1]), and its taps past
+       an edge are reflected back (irgrid_pad): left of the plane both read pixel 0, the pair's left value;
+       past the last pixel the right tap reads pixel W - 1, or with align_corners W - 2 (its weight 0),
+       the pair's left value */
     start = _mm512_min_epi32(_mm512_max_epi32(x0, zero), _mm512_set1_epi32((int)width - 2));
     inner = _mm512_cmpeq_epi32_mask(x0, start);
     at_last = _mm512_cmpeq_epi32_mask(x0, _mm512_set1_epi32((int)width - 1));
     before = padding == IRGRID_PAD_BORDER ? (__mmask16)0 : _mm512_cmpeq_epi32_mask(x0, _mm512_set1_epi32(-1));
+    if (reflect && align)
+        left_at_last = at_last;
     r = 0;
     for (e = 0; e < (rank == 3 ? 2 : 1); e++) {
         if (rank == 3) {
             const __m512i d_last = _mm512_set1_epi32((int)dims[0] - 1);
             zr = e ? _mm512_add_epi32(z0, _mm512_set1_epi32(1)) : z0;
-            z_ok = padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF : _mm512_cmple_epu32_mask(zr, d_last);
-            zr = _mm512_mullo_epi32(_mm512_min_epi32(_mm512_max_epi32(zr, zero), d_last),
+            z_ok = keep_all ? (__mmask16)0xFFFF : _mm512_cmple_epu32_mask(zr, d_last);
+            zr = _mm512_mullo_epi32(PSFX(irgrid_pair_row)(zr, d_last, reflect && align),
                                     _mm512_set1_epi32((int)(height * width)));
         }
         for (f = 0; f < 2; f++, r++) {
             yr = f ? _mm512_add_epi32(y0, _mm512_set1_epi32(1)) : y0;
-            row_ok = z_ok & (padding == IRGRID_PAD_BORDER ? (__mmask16)0xFFFF
+            row_ok = z_ok & (keep_all ? (__mmask16)0xFFFF
                              : _mm512_cmple_epu32_mask(yr, h_last));  /* 0 <= yr <= H - 1 as one unsigned compare */
-            row = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_min_epi32(_mm512_max_epi32(yr, zero), h_last),
+            row = _mm512_add_epi32(_mm512_mullo_epi32(PSFX(irgrid_pair_row)(yr, h_last, reflect && align),
                                                       _mm512_set1_epi32((int)width)), start);
             if (rank == 3)
                 row = _mm512_add_epi32(zr, row);
@@ -97,10 +121,11 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
             row_w = rank == 3 ? _mm512_mul_ps(wz[e], wy[f]) : wy[f];  /* irgrid_rows' order */
             q->w[2 * r] = _mm512_mul_ps(row_w, wx[0]);
             q->w[2 * r + 1] = _mm512_mul_ps(row_w, wx[1]);
-            q->tap_left[r] = inner & row_ok;
+            q->tap_left[r] = (reflect ? inner | before : inner) & row_ok;
             q->tap_right[r] = at_last & row_ok;
-            q->next_right[r] = padding == IRGRID_PAD_BORDER ? row_ok : inner & row_ok;
-            q->next_left[r] = before & row_ok;
+            q->next_right[r] = padding == IRGRID_PAD_BORDER ? row_ok
+                               : (reflect ? (inner | at_last) & (__mmask16)~left_at_last : inner) & row_ok;
+            q->next_left[r] = (before | left_at_last) & row_ok;
         }
     }
     irgrid_record_fallback_f32x16(_mm512_castsi512_ps(_mm512_movm_epi32(bad)), p, m, fallback, found);
@@ -124,8 +149,8 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_apply)(const PSFX(irgrid_pairs16)* q
     _mm512_mask_storeu_ps(yc, q->store, acc);
 }
 
-/* Bilinear (2-D) or trilinear (3-D) sampling of points [0, n) in `channels` planes (zeros or border
-   padding, rows of at least 2 pixels), 16 lanes at a time, reading each row's two taps as one 64-bit pair
+/* Bilinear (2-D) or trilinear (3-D) sampling of points [0, n) in `channels` planes (any padding, rows of
+   at least 2 pixels), 16 lanes at a time, reading each row's two taps as one 64-bit pair
    (irgrid_pairs_taps says which value each tap takes). The coordinates, weights and sums are
    irgrid_dim_taps', irgrid_taps' and irgrid_apply's, operation for operation, and a tap outside reads +0
    as a masked gather does, so the bits are the gather path's. Why: on Intel cores with the Gather Data
@@ -146,7 +171,8 @@ IRGRID_AVX512_INLINE irgrid_index PSFX(irgrid_pairs_wide_body)(const float* x, c
         d[k] = irgrid_pair_dim_of(dims[k], align);
     for (p0 = 0; p0 < n; p0 += 16 * batch) {
         for (i = 0, p = p0; i < batch && p < n; i++, p += 16) {
-            PSFX(irgrid_pairs_taps)(g, p, n - p < 16 ? n - p : 16, dims, d, padding, items, q + i, fallback, &found);
+            PSFX(irgrid_pairs_taps)(g, p, n - p < 16 ? n - p : 16, dims, d, padding, align, items, q + i, fallback,
+                                    &found);
             if (items != NULL && (windows || q[i].scattered))
                 irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 16);
         }

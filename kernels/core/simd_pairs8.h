@@ -25,10 +25,19 @@ typedef struct {
     int scattered;
 } PSFX(irgrid_pairs8x);
 
+/* simd_pairs.h's irgrid_pair_row, 8 lanes. */
+IRGRID_AVX2_INLINE __m256i PSFX(irgrid_pair8_row)(__m256i i, __m256i last, int reflect_aligned) {
+    const __m256i zero = _mm256_setzero_si256(), clamped = _mm256_min_epi32(_mm256_max_epi32(i, zero), last);
+    if (!reflect_aligned)
+        return clamped;
+    return _mm256_blendv_epi8(clamped, _mm256_max_epi32(_mm256_sub_epi32(_mm256_add_epi32(last, last), i), zero),
+                              _mm256_cmpgt_epi32(i, last));
+}
+
 /* The taps of points [p, p + m) (m <= 8) into q (simd_pairs.h's irgrid_pairs_taps; d: each dim's
    constants, outermost first). */
 IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_taps)(const float* g, irgrid_index p, irgrid_index m,
-        const irgrid_index* dims, const irgrid_pair_dim8* d, int padding, irgrid_items* items,
+        const irgrid_index* dims, const irgrid_pair_dim8* d, int padding, int align, irgrid_items* items,
         PSFX(irgrid_pairs8x)* q, irgrid_index* fallback, irgrid_index* found) {
     const int rank = PAIRS_RANK;
     const irgrid_index width = dims[rank - 1], height = dims[rank - 2];
@@ -38,6 +47,8 @@ IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_taps)(const float* g, irgrid_index p,
     float coords[3][8];
     __m256 gk[3], pix[3], bad = _mm256_setzero_ps(), t, wx[2], wy[2], wz[2], row_w;
     __m256i x0, y0, z0 = zero, yr, zr = zero, start, inner, at_last, before, row_ok, z_ok = all, row, shift = zero;
+    __m256i left_at_last = zero;
+    const int reflect = padding == IRGRID_PAD_REFLECTION, keep_all = padding != IRGRID_PAD_ZEROS;
     int k, e, f, r;
     q->store = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), lanes));
     q->base = 0;
@@ -56,6 +67,8 @@ IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_taps)(const float* g, irgrid_index p,
         pix[k] = irgrid_pair8_coordinate(gk[rank - 1 - k], d + k, &bad);
         if (padding == IRGRID_PAD_BORDER)
             pix[k] = _mm256_min_ps(_mm256_max_ps(pix[k], _mm256_setzero_ps()), _mm256_set1_ps((float)(dims[k] - 1)));
+        if (reflect)
+            pix[k] = irgrid_reflect_f32(pix[k], (float)dims[k], align, &bad);
     }
     /* each dim's floor and weights: x0 = floor(x), the weights of x0 and x0 + 1 (irgrid_dim_taps' linear taps) */
 #define PAIRS8_FLOOR(x, i0, w)                          \
@@ -81,20 +94,22 @@ IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_taps)(const float* g, irgrid_index p,
     inner = _mm256_cmpeq_epi32(x0, start);
     at_last = _mm256_cmpeq_epi32(x0, _mm256_set1_epi32((int)width - 1));
     before = padding == IRGRID_PAD_BORDER ? zero : _mm256_cmpeq_epi32(x0, all);
+    if (reflect && align)
+        left_at_last = at_last;
     r = 0;
     for (e = 0; e < (rank == 3 ? 2 : 1); e++) {
         if (rank == 3) {
             const __m256i d_last = _mm256_set1_epi32((int)dims[0] - 1);
             zr = e ? _mm256_add_epi32(z0, _mm256_set1_epi32(1)) : z0;
-            z_ok = padding == IRGRID_PAD_BORDER ? all : _mm256_cmpeq_epi32(_mm256_min_epu32(zr, d_last), zr);
-            zr = _mm256_mullo_epi32(_mm256_min_epi32(_mm256_max_epi32(zr, zero), d_last),
+            z_ok = keep_all ? all : _mm256_cmpeq_epi32(_mm256_min_epu32(zr, d_last), zr);
+            zr = _mm256_mullo_epi32(PSFX(irgrid_pair8_row)(zr, d_last, reflect && align),
                                     _mm256_set1_epi32((int)(height * width)));
         }
         for (f = 0; f < 2; f++, r++) {
             yr = f ? _mm256_add_epi32(y0, _mm256_set1_epi32(1)) : y0;
-            row_ok = padding == IRGRID_PAD_BORDER ? z_ok  /* 0 <= yr <= H - 1 as one unsigned comparison */
+            row_ok = keep_all ? z_ok  /* 0 <= yr <= H - 1 as one unsigned comparison */
                      : _mm256_and_si256(z_ok, _mm256_cmpeq_epi32(_mm256_min_epu32(yr, h_last), yr));
-            row = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_min_epi32(_mm256_max_epi32(yr, zero), h_last),
+            row = _mm256_add_epi32(_mm256_mullo_epi32(PSFX(irgrid_pair8_row)(yr, h_last, reflect && align),
                                                       _mm256_set1_epi32((int)width)), start);
             if (rank == 3)
                 row = _mm256_add_epi32(zr, row);
@@ -102,10 +117,14 @@ IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_taps)(const float* g, irgrid_index p,
             row_w = rank == 3 ? _mm256_mul_ps(wz[e], wy[f]) : wy[f];  /* irgrid_rows' order */
             q->w[2 * r] = _mm256_mul_ps(row_w, wx[0]);
             q->w[2 * r + 1] = _mm256_mul_ps(row_w, wx[1]);
-            q->tap_left[r] = _mm256_castsi256_ps(_mm256_and_si256(inner, row_ok));
+            q->tap_left[r] = _mm256_castsi256_ps(_mm256_and_si256(reflect ? _mm256_or_si256(inner, before) : inner,
+                                                                  row_ok));
             q->tap_right[r] = _mm256_castsi256_ps(_mm256_and_si256(at_last, row_ok));
-            q->next_right[r] = _mm256_castsi256_ps(padding == IRGRID_PAD_BORDER ? row_ok : _mm256_and_si256(inner, row_ok));
-            q->next_left[r] = _mm256_castsi256_ps(_mm256_and_si256(before, row_ok));
+            q->next_right[r] = _mm256_castsi256_ps(
+                padding == IRGRID_PAD_BORDER ? row_ok
+                : _mm256_and_si256(reflect ? _mm256_andnot_si256(left_at_last, _mm256_or_si256(inner, at_last)) : inner,
+                                   row_ok));
+            q->next_left[r] = _mm256_castsi256_ps(_mm256_and_si256(_mm256_or_si256(before, left_at_last), row_ok));
         }
     }
     irgrid_record_fallback_f32(bad, p, m, fallback, found);
@@ -150,7 +169,8 @@ IRGRID_AVX2_INLINE irgrid_index PSFX(irgrid_pairs8_body)(const float* x, const f
         d[k] = irgrid_pair_dim8_of(dims[k], align);
     for (p0 = 0; p0 < n; p0 += 8 * PAIRS8_GROUPS) {
         for (i = 0, p = p0; i < PAIRS8_GROUPS && p < n; i++, p += 8) {
-            PSFX(irgrid_pairs8_taps)(g, p, n - p < 8 ? n - p : 8, dims, d, padding, items, q + i, fallback, &found);
+            PSFX(irgrid_pairs8_taps)(g, p, n - p < 8 ? n - p : 8, dims, d, padding, align, items, q + i, fallback,
+                                     &found);
             if (items != NULL && (windows || q[i].scattered))
                 irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 8);
         }

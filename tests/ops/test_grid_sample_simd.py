@@ -218,8 +218,9 @@ def test_fused_and_blocks_bitwise_identical(mode, padding, dtype):
 @pytest.mark.parametrize("rank,mode", VECTOR_CASES)
 def test_wide_taps_bitwise_identical(rank, mode, padding, align):
     """The gather path's f32 taps 16 lanes at a time (AVX-512) give the bits of 8 lanes at a time (AVX2;
-    with one to four channels, 2-D bilinear with zeros or border padding reads pairs in either,
-    irgrid_pairs_wide_f32 and irgrid_pairs8_f32, on one thread, and 3-D trilinear by pairs at 16 lanes on
+    with one to four channels, 2-D bilinear reads pairs in either, irgrid_pairs_wide_f32 and
+    irgrid_pairs8_f32 (every padding: reflection's folds at both edges), on one thread, and 3-D trilinear
+    by pairs at 16 lanes on
     items of 256 points or more (the last four shapes); two threads' spans are below a block and take the
     gather path),
     read with gathers or loads, fused or by blocks, on one to four channels, for point counts that are
@@ -288,7 +289,7 @@ def test_one_pixel_dims_sample_alike_near_their_centre(rank, mode, padding, alig
 
 
 @pytest.mark.parametrize("align", [False, True])
-@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("points", [(1, 1), (1, 7), (9, 9), (15, 17)], ids=["1", "7", "81", "255"])
 def test_small_one_channel_items_run_as_one(points, padding, align, simd):
     """A batch of one-channel 2-D bilinear items of fewer than 256 points each (RAFT's lookups: 81)
