@@ -2,11 +2,12 @@
 
     git worktree add /tmp/ab/base main && (cd /tmp/ab/base && python setup.py build_ext --inplace)
     python benchmarks/ab.py /tmp/ab/base . --rounds 8 --threads 2 --cases tricubic,random
+    python benchmarks/ab.py /tmp/ab/base . --paired --padding reflection --cases bilinear_c
 
 Each BUILD is a checkout whose kernels are built in place. A round starts one process per build (the
 order reversed every other round); each process times every selected case's kernel through one
 prepared plan (a `SamplePlan`, as a compiled model calls it; the fastest call within --seconds) and
-exits. The table shows each build's median over rounds, and the ratios to the first build of the
+exits. bench.py's cases run with zeros padding, or --padding. The table shows each build's median over rounds, and the ratios to the first build of the
 medians and of the fastest processes (on a noisy host the latter is the steadier: noise only adds
 time). On this project's VM a single process is a draw: the host's speed drifts and a kernel's speed
 can depend on where its stack, code and data lie (benchmarks/README.md, "Where the stack lies",
@@ -46,12 +47,13 @@ sys.path.insert(0, sys.argv[1])  # this checkout's bench.py; irgrid from '' (the
 import bench
 from irgrid.ops.grid_sample import sample_plan
 patterns, threads, seconds = [p for p in sys.argv[2].split(",") if p], int(sys.argv[3]), float(sys.argv[4])
+padding = sys.argv[5]
 clock = time.thread_time if threads == 1 else time.perf_counter
 result = {"irgrid": __import__("irgrid").__file__, "ms": {}}
 for case in bench.kernel_cases(patterns):
     inputs = bench._inputs(case)
     x, grid = inputs["X"], inputs["grid"]
-    plan = sample_plan(x.shape, grid.shape, x.dtype, bench._MODES[case["mode"]][1], "zeros", False)
+    plan = sample_plan(x.shape, grid.shape, x.dtype, bench._MODES[case["mode"]][1], padding, False)
     out = plan(x, grid, None, threads)
     times, end = [], time.perf_counter() + seconds
     while time.perf_counter() < end or len(times) < 5:
@@ -63,9 +65,9 @@ print(json.dumps(result))
 """
 
 
-def run_build(build: Path, patterns: str, threads: int, seconds: float) -> dict[str, float]:
+def run_build(build: Path, patterns: str, threads: int, seconds: float, padding: str = "zeros") -> dict[str, float]:
     """One process of `build`: the fastest call per selected case, in ms."""
-    done = subprocess.run([sys.executable, "-c", CHILD, str(HERE), patterns, str(threads), str(seconds)],
+    done = subprocess.run([sys.executable, "-c", CHILD, str(HERE), patterns, str(threads), str(seconds), padding],
                           capture_output=True, text=True, cwd=build, env=dict(os.environ, PYTHONPATH=str(build)))
     if done.returncode:
         sys.exit(f"{build}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
@@ -86,7 +88,8 @@ def load_kernels(build: Path, tag: str):
     return module
 
 
-def paired(builds: list[Path], patterns: str, threads: int, pairs: int, differ_ok: bool = False) -> None:
+def paired(builds: list[Path], patterns: str, threads: int, pairs: int, differ_ok: bool = False,
+           padding: str = "zeros") -> None:
     """The --paired comparison (module docstring), printed as a table."""
     sys.path.insert(0, str(HERE))
     import bench
@@ -95,7 +98,7 @@ def paired(builds: list[Path], patterns: str, threads: int, pairs: int, differ_o
 
     modules = [load_kernels(build, f"irgrid_ab{i}") for i, build in enumerate(builds)]
     labels = [b.name or str(b) for b in builds]
-    print(f"fastest of 3 calls, ms ({threads} thread(s)), {pairs} alternating pairs in one process: each build's "
+    print(f"fastest of 3 calls, ms ({threads} thread(s), {padding} padding), {pairs} alternating pairs in one process: each build's "
           "median, and the median (quartiles) of its time over the first build's in the same pair")
     print(f"{'case':<40}" + "".join(f"{label:>12}" for label in labels) + "".join(
         f"{label + ' / ' + labels[0]:>26}" for label in labels[1:]))
@@ -104,7 +107,7 @@ def paired(builds: list[Path], patterns: str, threads: int, pairs: int, differ_o
         inputs = bench._inputs(case)
         x, grid = inputs["X"], inputs["grid"]
         plans = [m.SamplePlan(x.shape, grid.shape, x.dtype, constants.MODES[bench._MODES[case["mode"]][1]],
-                              constants.PADDINGS["zeros"], False) for m in modules]
+                              constants.PADDINGS[padding], False) for m in modules]
         outs = [plan(x, grid, None, threads) for plan in plans]
         if any(out.tobytes() != outs[0].tobytes() for out in outs[1:]):
             if not differ_ok:
@@ -142,20 +145,23 @@ def main() -> None:
                         help="with --paired, time builds whose outputs differ (a change of rounding), printing by how much")
     parser.add_argument("--paired", action="store_true", help="alternate the builds' calls in one process "
                         "(--rounds pairs; module docstring)")
+    parser.add_argument("--padding", default="zeros", choices=("zeros", "border", "reflection"),
+                        help="the cases' padding (default zeros)")
     args = parser.parse_args()
     builds = [b.resolve() for b in args.builds]
     if args.paired:
-        paired(builds, args.cases, args.threads, args.rounds, args.differ)
+        paired(builds, args.cases, args.threads, args.rounds, args.differ, args.padding)
         return
     times: dict[str, dict[str, list[float]]] = {}
     for r in range(args.rounds):
         for build in builds if r % 2 == 0 else builds[::-1]:
-            for name, ms in run_build(build, args.cases, args.threads, args.seconds).items():
+            for name, ms in run_build(build, args.cases, args.threads, args.seconds, args.padding).items():
                 times.setdefault(name, {}).setdefault(str(build), []).append(ms)
     if not times:
         parser.error(f"--cases {args.cases!r} matches no GridSample case")
     labels = [b.name or str(b) for b in builds]
-    print(f"each process's fastest call, ms ({args.threads} thread(s)): median over {args.rounds} rounds, and the "
+    print(f"each process's fastest call, ms ({args.threads} thread(s), {args.padding} padding): median over "
+          f"{args.rounds} rounds, and the "
           "ratios to the first build of the medians and of the fastest processes (noise only adds time)")
     print(f"{'case':<40}" + "".join(f"{label:>14}" for label in labels) + "".join(
         f"{label + ' / ' + labels[0]:>22}" for label in labels[1:]))
