@@ -76,11 +76,22 @@ static IRGRID_AVX512 void irgrid_replicate_padded_f32x1(const float* x, irgrid_i
     }
 }
 
+/* Four 4 x 4 transposes, one a 128-bit lane: lane L of t[j] holds element j of lane L of z[0], z[1], z[2] and
+   z[3] (four floats each). */
+IRGRID_AVX512_INLINE void irgrid_transpose_4x4_lanes(const __m512* z, __m512* t) {
+    const __m512 u0 = _mm512_unpacklo_ps(z[0], z[1]), u1 = _mm512_unpackhi_ps(z[0], z[1]);
+    const __m512 u2 = _mm512_unpacklo_ps(z[2], z[3]), u3 = _mm512_unpackhi_ps(z[2], z[3]);
+    t[0] = _mm512_shuffle_ps(u0, u2, 0x44);
+    t[1] = _mm512_shuffle_ps(u0, u2, 0xEE);
+    t[2] = _mm512_shuffle_ps(u1, u3, 0x44);
+    t[3] = _mm512_shuffle_ps(u1, u3, 0xEE);
+}
+
 /* Row r's 4 taps of 16 points (their first taps at s + first[k] + offset) as 4 vectors, tap j of point
    k in lane k of t[j]: 16 loads of 4 floats, 4 x 4 transposes within 128-bit lanes (point 4L + k's
    taps in lane L of register k, so that the transposes leave points in order). */
 IRGRID_AVX512_INLINE void irgrid_cubic_row_taps(const float* s, const int* first, irgrid_index offset, __m512* t) {
-    __m512 z[4], u[4];
+    __m512 z[4];
     int k;
     for (k = 0; k < 4; k++) {
         z[k] = _mm512_castps128_ps512(_mm_loadu_ps(s + first[k] + offset));
@@ -88,14 +99,7 @@ IRGRID_AVX512_INLINE void irgrid_cubic_row_taps(const float* s, const int* first
         z[k] = _mm512_insertf32x4(z[k], _mm_loadu_ps(s + first[k + 8] + offset), 2);
         z[k] = _mm512_insertf32x4(z[k], _mm_loadu_ps(s + first[k + 12] + offset), 3);
     }
-    u[0] = _mm512_unpacklo_ps(z[0], z[1]);
-    u[1] = _mm512_unpackhi_ps(z[0], z[1]);
-    u[2] = _mm512_unpacklo_ps(z[2], z[3]);
-    u[3] = _mm512_unpackhi_ps(z[2], z[3]);
-    t[0] = _mm512_shuffle_ps(u[0], u[2], 0x44);
-    t[1] = _mm512_shuffle_ps(u[0], u[2], 0xEE);
-    t[2] = _mm512_shuffle_ps(u[1], u[3], 0x44);
-    t[3] = _mm512_shuffle_ps(u[1], u[3], 0xEE);
+    irgrid_transpose_4x4_lanes(z, t);
 }
 
 /* One plane's 4 rows of 16 points (the plane's first row at `offset` from each point's first tap),

@@ -30,16 +30,8 @@ static IRGRID_AVX512 void irgrid_interleave_narrow_f32(const float* x, irgrid_in
             _mm512_storeu_ps(s + 2 * i + 16, _mm512_permutex2var_ps(r[0], high, r[1]));
             continue;
         }
-        /* 4 x 4 transposes within 128-bit lanes (pixel i + 4L + k in lane L of t[k]), then lane L of
-           t[0..3] is pixels i + 4L .. i + 4L + 3 */
-        u[0] = _mm512_unpacklo_ps(r[0], r[1]);
-        u[1] = _mm512_unpackhi_ps(r[0], r[1]);
-        u[2] = _mm512_unpacklo_ps(r[2], r[3]);
-        u[3] = _mm512_unpackhi_ps(r[2], r[3]);
-        t[0] = _mm512_shuffle_ps(u[0], u[2], 0x44);
-        t[1] = _mm512_shuffle_ps(u[0], u[2], 0xEE);
-        t[2] = _mm512_shuffle_ps(u[1], u[3], 0x44);
-        t[3] = _mm512_shuffle_ps(u[1], u[3], 0xEE);
+        /* pixel i + 4L + k in lane L of t[k], then lane L of t[0..3] is pixels i + 4L .. i + 4L + 3 */
+        irgrid_transpose_4x4_lanes(r, t);
         u[0] = _mm512_shuffle_f32x4(t[0], t[1], 0x44);  /* t0.L0 t0.L1 t1.L0 t1.L1 */
         u[1] = _mm512_shuffle_f32x4(t[2], t[3], 0x44);
         u[2] = _mm512_shuffle_f32x4(t[0], t[1], 0xEE);  /* t0.L2 t0.L3 t1.L2 t1.L3 */
