@@ -278,6 +278,12 @@ static int cubic_points(const irgrid_grid_sample* p) {
                             : p->rank == 3 && (bytes <= CUBIC_POINTS_3D_BYTES || large_cubic_points(p, bytes)));
 }
 
+/* Whether the gather path (and nearest by points) read with scalar loads rather than gathers: the policy,
+   AUTO by what this CPU runs faster (irgrid_grid_sample_gathers_pay). */
+static int reads_by_loads(const irgrid_grid_sample* p) {
+    return p->gathers == IRGRID_POLICY_NEVER || (p->gathers == IRGRID_POLICY_AUTO && !irgrid_grid_sample_gathers_pay());
+}
+
 /* Floats a pixel of 2-D nearest by points (simd_nearest_points.h; the plan's `pixel`), 0 where that run is
    not taken: f32 of one to NEAREST_POINTS_CHANNELS channels, zeros or border padding (reflection keeps the
    gather and interleaved paths), on calls wide_call allows, with the
@@ -302,6 +308,7 @@ static int nearest_pixel(const irgrid_grid_sample* p) {
 static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {
     if (nearest_pixel(p) > 1) {
         p->pixel = nearest_pixel(p);
+        p->loads = reads_by_loads(p);
         return p->pixel;
     }
     if (p->interleave != IRGRID_POLICY_NEVER && cubic_points(p)) {
@@ -408,16 +415,26 @@ int irgrid_grid_sample_simd_available(void) { return irgrid_cpu_avx2(); }
 int irgrid_grid_sample_wide_available(void) { return irgrid_cpu_avx512(); }
 
 /* Calibration (irgrid_grid_sample_gathers_pay): the gather path's bilinear run over points scattered in
-   one 32 x 32 plane, CALIBRATION_POINTS of them, timed CALIBRATION_RUNS times each way, alternating. */
-enum { CALIBRATION_SIDE = 32, CALIBRATION_POINTS = 512, CALIBRATION_RUNS = 7 };
+   one 32 x 32 plane, CALIBRATION_POINTS of them, CALIBRATION_CALLS calls at a time, timed CALIBRATION_RUNS
+   times each way, alternating. Fewer points than the pair run takes (IRGRID_SIMD_GROUPS * 8): with 512
+   it had timed the pair run, whose reads are the same either way, so the answer was a coin's (it flipped
+   between processes on Zen 5); a few calls at a time, for the TSC's steps of about 26 ticks (Zen 5).
+   NOTE: gathers are taken unless scalar loads are clearly faster: on Zen 5 the two are within 2% here,
+   while 2-D nearest by points reads a channel 0.77x as fast by loads (benchmarks/README.md, "Nearest of
+   few channels by points"); where gathers are many times slower (Intel's Gather Data Sampling
+   mitigation) loads still win by far. */
+enum { CALIBRATION_SIDE = 32, CALIBRATION_POINTS = IRGRID_SIMD_GROUPS * 8 - 16, CALIBRATION_CALLS = 8,
+       CALIBRATION_RUNS = 11 };
 
 #ifdef IRGRID_SIMD_X86
 static unsigned long long calibration_ticks(const float* x, const float* g, float* y, int loads) {
     const irgrid_index dims[2] = {CALIBRATION_SIDE, CALIBRATION_SIDE}, strides[2] = {CALIBRATION_SIDE, 1};
     irgrid_index fallback[CALIBRATION_POINTS];
     unsigned long long start = __builtin_ia32_rdtsc();
-    irgrid_simd_sample_f32(x, g, y, CALIBRATION_POINTS, 1, CALIBRATION_SIDE * CALIBRATION_SIDE, CALIBRATION_POINTS, 2,
-                           dims, strides, IRGRID_MODE_LINEAR, IRGRID_PAD_ZEROS, 0, loads, 0, fallback);
+    int call;
+    for (call = 0; call < CALIBRATION_CALLS; call++)
+        irgrid_simd_sample_f32(x, g, y, CALIBRATION_POINTS, 1, CALIBRATION_SIDE * CALIBRATION_SIDE, CALIBRATION_POINTS,
+                               2, dims, strides, IRGRID_MODE_LINEAR, IRGRID_PAD_ZEROS, 0, loads, 0, fallback);
     return __builtin_ia32_rdtsc() - start;
 }
 
@@ -438,7 +455,7 @@ static int measure_gathers(void) {
             if (ticks < best[run % 2 ? 1 - loads : loads])
                 best[run % 2 ? 1 - loads : loads] = ticks;
         }
-    return best[0] <= best[1];
+    return best[1] * 10 >= best[0] * 9;  /* loads at least 10% faster, else gathers (NOTE above) */
 }
 #endif
 
@@ -544,9 +561,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     }
     if (simd && irgrid_simd_fits(rank, p->mode, plane)) {
         p->path = IRGRID_GS_GATHER;
-        p->loads = plane >= 2  /* (scalar loads read x[0] and x[1] for masked-off lanes) */
-                   && (p->gathers == IRGRID_POLICY_NEVER
-                       || (p->gathers == IRGRID_POLICY_AUTO && !irgrid_grid_sample_gathers_pay()));
+        p->loads = plane >= 2 && reads_by_loads(p);  /* (scalar loads read x[0] and x[1] for masked-off lanes) */
         p->wide = wide_taps(p);
         p->pixel = nearest_pixel(p) == 1;
         p->group = min_index(p->channels, SIMD_GROUP_BYTES / (plane * itemsize));

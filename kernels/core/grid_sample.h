@@ -112,10 +112,11 @@ typedef struct irgrid_grid_sample {
    changes nothing. */
 int irgrid_grid_sample_simd_available(void);
 
-/* 1 when this CPU's masked AVX2 gathers run the gather path faster than one scalar load per lane:
-   measured once per process, on a small bilinear problem in L1, the fastest of a few alternating runs
-   of each. Gathers are fast on some cores and many times slower on others (Intel cores with the
-   Gather Data Sampling microcode mitigation; AMD Zen), so no constant chooses well everywhere. */
+/* 1 unless one scalar load per lane runs the gather path at least 10% faster than this CPU's masked AVX2
+   gathers: measured once per process, on a small bilinear problem in L1, the fastest of a few
+   alternating runs of each. Gathers are fast on some cores and many times slower on others (Intel cores
+   with the Gather Data Sampling microcode mitigation; AMD Zen before Zen 5), so no constant chooses well
+   everywhere; where the two are close (Zen 5) gathers, which 2-D nearest by points reads faster. */
 int irgrid_grid_sample_gathers_pay(void);
 
 /* 1 when this CPU has AVX-512 F, VL, BW and DQ, for the 16-lane f32 taps and pixels (the `avx512` policy). */

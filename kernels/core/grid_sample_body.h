@@ -181,7 +181,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     if (p->pixel)
         n_fallback = irgrid_nearest_points_run_f32(scratch != NULL ? scratch : xb, g, yb, n, channels, y_cstride,
                                                    p->plane, p->pixel, p->dims, p->padding, p->align_corners,
-                                                   fallback);
+                                                   p->loads, fallback);
     else if (scratch != NULL && rows == 2)
         n_fallback = irgrid_cubic_points_run_f32x1(scratch, g, yb, n, channels, y_cstride, rank, p->dims,
                                                    p->padding, p->align_corners, fallback);

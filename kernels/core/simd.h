@@ -198,6 +198,15 @@ IRGRID_AVX2_INLINE __m256 irgrid_denormalize_native_ps(__m256 g, double length, 
 }
 IRGRID_KEYS_FN(irgrid_cubic_native_ps, __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps)
 
+/* Two pairs of adjacent floats (a[0], a[1]) and (b[0], b[1]), one 64-bit load each (through memcpy: a
+   pair need not be 8-byte aligned); for the 16- and the 8-lane pair reads. */
+IRGRID_AVX2_INLINE __m128d irgrid_two_pairs(const float* a, const float* b) {
+    double u, v;
+    memcpy(&u, a, sizeof(double));
+    memcpy(&v, b, sizeof(double));
+    return _mm_set_pd(v, u);
+}
+
 /* ------------------------------------------------------------------ f32 taps, 16 lanes (AVX-512) */
 /* simd_taps.h once more, for 16 f32 lanes in a zmm register: the gather path's per-dim taps
    (irgrid_lane_taps_f32x16), computed two groups at a time and split into the 8-lane groups its
@@ -252,6 +261,15 @@ IRGRID_AVX512_INLINE __m512 irgrid_pair_coordinate(__m512 g, const irgrid_pair_d
     ok &= _mm512_cmp_ps_mask(_mm512_and_ps(x, magnitude), _mm512_set1_ps(4194304.0f), _CMP_LE_OQ);
     *bad |= (__mmask16)~ok;
     return _mm512_maskz_mov_ps(ok, x);
+}
+
+/* 8 lanes' pairs of adjacent floats xc[at[k]], xc[at[k] + 1] (k < 8) as a vector of 8 (left, right) pairs. */
+IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
+    __m128d a = irgrid_two_pairs(xc + at[0], xc + at[1]), b = irgrid_two_pairs(xc + at[2], xc + at[3]);
+    __m128d c = irgrid_two_pairs(xc + at[4], xc + at[5]), d = irgrid_two_pairs(xc + at[6], xc + at[7]);
+    __m512d v = _mm512_insertf64x2(_mm512_castpd128_pd512(a), b, 1);
+    v = _mm512_insertf64x2(v, c, 2);
+    return _mm512_castpd_ps(_mm512_insertf64x2(v, d, 3));
 }
 
 IRGRID_AVX512_INLINE __m512 irgrid_denormalize_native_ps16(__m512 g, double length, int align) {

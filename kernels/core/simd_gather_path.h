@@ -365,15 +365,6 @@ static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_fused_wide_f3
 
 /* ---- Bilinear and trilinear by pairs: few channels, 16 lanes ---- */
 
-/* Two pairs of adjacent floats (a[0], a[1]) and (b[0], b[1]), one 64-bit load each (through memcpy: a
-   pair need not be 8-byte aligned); for the 16- and the 8-lane pair reads. */
-IRGRID_AVX2_INLINE __m128d irgrid_two_pairs(const float* a, const float* b) {
-    double u, v;
-    memcpy(&u, a, sizeof(double));
-    memcpy(&v, b, sizeof(double));
-    return _mm_set_pd(v, u);
-}
-
 /* Prefetches into L1 the pairs that `lanes` lanes of a run of items will read, in both rows (their start
    indices from xc: top, bottom). Why: in a run of items (RAFT's lookups) each item's plane is cold, and
    the reads of a block of 16 points wait on memory one after another; prefetched while the next blocks'
@@ -387,15 +378,6 @@ IRGRID_AVX2_INLINE void irgrid_prefetch_pairs(const float* xc, const int* top, c
         _mm_prefetch((const char*)(xc + top[k]), _MM_HINT_T0);
         _mm_prefetch((const char*)(xc + bottom[k]), _MM_HINT_T0);
     }
-}
-
-/* 8 lanes' pairs of adjacent floats xc[at[k]], xc[at[k] + 1] (k < 8) as a vector of 8 (left, right) pairs. */
-IRGRID_AVX512_INLINE __m512 irgrid_pairs8(const float* xc, const int* at) {
-    __m128d a = irgrid_two_pairs(xc + at[0], xc + at[1]), b = irgrid_two_pairs(xc + at[2], xc + at[3]);
-    __m128d c = irgrid_two_pairs(xc + at[4], xc + at[5]), d = irgrid_two_pairs(xc + at[6], xc + at[7]);
-    __m512d v = _mm512_insertf64x2(_mm512_castpd128_pd512(a), b, 1);
-    v = _mm512_insertf64x2(v, c, 2);
-    return _mm512_castpd_ps(_mm512_insertf64x2(v, d, 3));
 }
 
 /* Blocks of 16 points whose taps are computed before any is read: the loads of one block then do not

@@ -6,10 +6,10 @@
 
    The pixels hold `pixel` floats (grid_sample.c's nearest_pixel):
    - 1: no scratch; each channel plane of X is read by one 16-lane masked gather (a dropped tap reads
-     nothing), the taps computed once for every channel;
+     nothing) or 16 scalar loads, the taps computed once for every channel;
    - 2 and 4: the channels interleaved (irgrid_interleave_narrow_f32; lanes past the call's channels are
      zeros), then one zero pixel, which a dropped tap reads instead: 16 points' pixels are two 8-lane
-     64-bit gathers (2) or 16 16-byte loads (4), transposed into one vector a channel.
+     64-bit gathers or 16 64-bit loads (2), or 16 16-byte loads (4), transposed into one vector a channel.
    A point's tap is irgrid_lane_taps_f32x16's (the gather and interleaved paths' arithmetic lane for lane),
    and nearest's output is that tap's value itself (or +0 where none is kept), so every path gives the same
    bits. */
@@ -64,10 +64,18 @@ IRGRID_AVX512_INLINE __m512 irgrid_nearest_tap(__m512 g, irgrid_index length, co
     return i;
 }
 
-/* irgrid_nearest_points_run_f32 with `pixel` and `padding` as constants. */
+/* 16 floats s[at[k]] (k < 16) by scalar loads. */
+IRGRID_AVX512_INLINE __m512 irgrid_loads16(const float* s, const int* at) {
+    const __m256 lo = _mm256_setr_ps(s[at[0]], s[at[1]], s[at[2]], s[at[3]], s[at[4]], s[at[5]], s[at[6]], s[at[7]]);
+    const __m256 hi = _mm256_setr_ps(s[at[8]], s[at[9]], s[at[10]], s[at[11]], s[at[12]], s[at[13]], s[at[14]],
+                                     s[at[15]]);
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+}
+
+/* irgrid_nearest_points_run_f32 with `pixel`, `padding` and `loads` as constants. */
 IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, int pixel, const irgrid_index* dims,
-        int padding, int align, irgrid_index* fallback) {
+        int padding, int align, int loads, irgrid_index* fallback) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     const __m512i zero_pixel = _mm512_set1_epi32((int)plane);
@@ -94,15 +102,25 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
         /* the pixel's index, exact in f32 for a kept lane (nearest_pixel: a plane of fewer than 2^21 pixels) */
         idx = _mm512_cvttps_epi32(_mm512_fmadd_ps(iy, _mm512_set1_ps((float)width), ix));
         if (pixel == 1) {
+            if (loads)  /* a dropped lane reads s[0] (a plane has one pixel or more) and is zeroed */
+                _mm512_storeu_si512(at, _mm512_maskz_mov_epi32(kept, idx));
             for (c = 0; c < channels; c++)
                 _mm512_mask_storeu_ps(y + c * y_cstride + p, store,
-                                      _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kept, idx, s + c * plane, 4));
+                                      loads ? _mm512_maskz_mov_ps(kept, irgrid_loads16(s + c * plane, at))
+                                            : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kept, idx, s + c * plane, 4));
             continue;
         }
         idx = _mm512_mask_blend_epi32(kept, zero_pixel, idx);
         if (pixel == 2) {
-            __m512 lo = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_castsi512_si256(idx), (const double*)s, 8));
-            __m512 hi = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_extracti32x8_epi32(idx, 1), (const double*)s, 8));
+            __m512 lo, hi;
+            if (loads) {
+                _mm512_storeu_si512(at, _mm512_slli_epi32(idx, 1));
+                lo = irgrid_pairs8(s, at);
+                hi = irgrid_pairs8(s, at + 8);
+            } else {
+                lo = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_castsi512_si256(idx), (const double*)s, 8));
+                hi = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_extracti32x8_epi32(idx, 1), (const double*)s, 8));
+            }
             t[0] = _mm512_permutex2var_ps(lo, even, hi);
             t[1] = _mm512_permutex2var_ps(lo, odd, hi);
             t[2] = t[3] = _mm512_setzero_ps();  /* (never stored: channels <= 2) */
@@ -118,17 +136,25 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
 
 /* 2-D nearest, zeros or border padding, of points [0, n) (coordinates g, n x 2, innermost first) into
    y + c * y_cstride (c < channels <= pixel): pixel 1 reads X's planes s + c * plane, 2 and 4
-   irgrid_interleave_narrow_f32's scratch s of a plane of `plane` pixels and the zero pixel after it.
-   Returns the points left to the scalar path (in fallback). */
+   irgrid_interleave_narrow_f32's scratch s of a plane of `plane` pixels and the zero pixel after it;
+   pixels of one and two floats with gathers, or (`loads`: where this CPU runs those slower, grid_sample.c's
+   reads_by_loads) with scalar loads, the same values. Returns the points left to the scalar path (in
+   fallback). */
 static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_nearest_points_run_f32(const float* s,
         const float* g, float* y, irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index plane,
-        int pixel, const irgrid_index* dims, int padding, int align, irgrid_index* fallback) {
-#define IRGRID_NEAREST_RUN(px, pad) irgrid_nearest_points_body(s, g, y, n, channels, y_cstride, plane, px, dims, pad, \
-                                                               align, fallback)
-    if (padding == IRGRID_PAD_ZEROS)
-        return pixel == 1 ? IRGRID_NEAREST_RUN(1, IRGRID_PAD_ZEROS)
-                          : (pixel == 2 ? IRGRID_NEAREST_RUN(2, IRGRID_PAD_ZEROS) : IRGRID_NEAREST_RUN(4, IRGRID_PAD_ZEROS));
-    return pixel == 1 ? IRGRID_NEAREST_RUN(1, IRGRID_PAD_BORDER)
-                      : (pixel == 2 ? IRGRID_NEAREST_RUN(2, IRGRID_PAD_BORDER) : IRGRID_NEAREST_RUN(4, IRGRID_PAD_BORDER));
+        int pixel, const irgrid_index* dims, int padding, int align, int loads, irgrid_index* fallback) {
+#define IRGRID_NEAREST_RUN(px, pad, ld) irgrid_nearest_points_body(s, g, y, n, channels, y_cstride, plane, px, dims, \
+                                                                   pad, align, ld, fallback)
+#define IRGRID_NEAREST_PADDING(pad)                                                                 \
+    if (pixel == 4)                                                                                 \
+        return IRGRID_NEAREST_RUN(4, pad, 0);                                                       \
+    if (pixel == 2)                                                                                 \
+        return loads ? IRGRID_NEAREST_RUN(2, pad, 1) : IRGRID_NEAREST_RUN(2, pad, 0);               \
+    return loads ? IRGRID_NEAREST_RUN(1, pad, 1) : IRGRID_NEAREST_RUN(1, pad, 0);
+    if (padding == IRGRID_PAD_ZEROS) {
+        IRGRID_NEAREST_PADDING(IRGRID_PAD_ZEROS)
+    }
+    IRGRID_NEAREST_PADDING(IRGRID_PAD_BORDER)
+#undef IRGRID_NEAREST_PADDING
 #undef IRGRID_NEAREST_RUN
 }

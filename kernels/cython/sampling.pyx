@@ -89,9 +89,9 @@ def use_binning(str policy) -> str:
 
 
 def use_gathers(str policy) -> str:
-    """Choose how the gather path reads a channel ("auto": with AVX2 gathers where this CPU runs them
-    faster than scalar loads, `gathers_pay()`; "never": scalar loads; "always": gathers; the same bits
-    every way); returns the previous policy. For tests and comparisons."""
+    """Choose how the gather path (and 2-D nearest by points) reads a channel ("auto": with AVX2 gathers
+    unless this CPU runs scalar loads clearly faster, `gathers_pay()`; "never": scalar loads; "always":
+    gathers; the same bits every way); returns the previous policy. For tests and comparisons."""
     global gather_policy
     was = POLICY_NAMES[gather_policy]
     gather_policy = POLICIES[policy]
@@ -123,8 +123,8 @@ def amd_family() -> int:
 
 
 def gathers_pay() -> bool:
-    """Whether this CPU's AVX2 gathers beat scalar loads on the gather path (measured once per process;
-    kernels/core/grid_sample.h)."""
+    """Whether this CPU's AVX2 gathers are not clearly slower than scalar loads on the gather path
+    (loads at least 10% faster: no; measured once per process; kernels/core/grid_sample.h)."""
     return irgrid_grid_sample_gathers_pay() != 0
 
 

@@ -349,8 +349,9 @@ def test_3d_cubic_one_channel_pixels_past_the_row_scratch(channels, padding):
 def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
     """On a CPU with AVX-512, 2-D nearest of one to four f32 channels with zeros or border padding runs by
     points (kernels/core/simd_nearest_points.h: one channel gathered 16 points at a time from X, two and
-    four from a scratch of 2- and 4-channel pixels and a zero pixel): nearest's output is the tap's value
-    itself, so bitwise the gather path's and 8-channel pixels', at 1, 2 and 3 threads (spans of points
+    four from a scratch of 2- and 4-channel pixels and a zero pixel; one and two read by gathers or by
+    scalar loads): nearest's output is the tap's value itself, so bitwise the gather path's and 8-channel
+    pixels', at 1, 2 and 3 threads (spans of points
     split among workers that each copy the plane), on planes down to one pixel, with coordinates to 1.3
     (taps past the edges) and special ones among the points (the scalar path's), and Inf and NaN in X's
     fifth channel, which no call reads; the ordinary points against onnxruntime."""
@@ -370,11 +371,18 @@ def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
         sampling.use_interleave("auto")
         assert sample_plan(x[:, :channels].shape, grid.shape, np.float32, "nearest", padding,
                            align).route(2) == routes[channels]
-        points = {threads: sample(x[:, :channels], grid, "nearest", padding, align, threads) for threads in (1, 2, 3)}
+        points = {}
+        for reads in ("always", "never"):  # gathers, scalar loads
+            was = sampling.use_gathers(reads)
+            try:
+                for threads in (1, 2, 3):
+                    points[threads, reads] = sample(x[:, :channels], grid, "nearest", padding, align, threads)
+            finally:
+                sampling.use_gathers(was)
         got, gathered = _paths(x[:, :channels], grid, "nearest", padding, align)  # ("always": 8-channel pixels)
-        for threads, out in points.items():
-            assert out.tobytes() == gathered.tobytes() == got.tobytes(), (channels, threads)
-        np.testing.assert_array_equal(np.moveaxis(points[2], 1, -1)[ordinary],
+        for (threads, reads), out in points.items():
+            assert out.tobytes() == gathered.tobytes() == got.tobytes(), (channels, threads, reads)
+        np.testing.assert_array_equal(np.moveaxis(points[2, "never"], 1, -1)[ordinary],
                                       np.moveaxis(expected[:, :channels], 1, -1)[ordinary], err_msg=f"C={channels}")
 
 
