@@ -7,9 +7,9 @@
 Each BUILD is a checkout whose kernels are built in place. A round starts one process per build (the
 order reversed every other round); each process times every selected case's kernel through one
 prepared plan (a `SamplePlan`, as a compiled model calls it; the fastest call within --seconds) and
-exits. bench.py's cases run with zeros padding, or --padding. The table shows each build's median over rounds, and the ratios to the first build of the
-medians and of the fastest processes (on a noisy host the latter is the steadier: noise only adds
-time). On this project's VM a single process is a draw: the host's speed drifts and a kernel's speed
+exits; bench.py's cases, with zeros padding or --padding. The table shows each build's median over
+rounds, and the ratios to the first build of the medians and of the fastest processes (on a noisy host
+the latter is the steadier: noise only adds time). On this project's VM a single process is a draw: the host's speed drifts and a kernel's speed
 can depend on where its stack, code and data lie (benchmarks/README.md, "Where the stack lies",
 "Where the code lies"), so only differences that hold over many rounds count.
 
@@ -98,8 +98,8 @@ def paired(builds: list[Path], patterns: str, threads: int, pairs: int, differ_o
 
     modules = [load_kernels(build, f"irgrid_ab{i}") for i, build in enumerate(builds)]
     labels = [b.name or str(b) for b in builds]
-    print(f"fastest of 3 calls, ms ({threads} thread(s), {padding} padding), {pairs} alternating pairs in one process: each build's "
-          "median, and the median (quartiles) of its time over the first build's in the same pair")
+    print(f"fastest of 3 calls, ms ({threads} thread(s), {padding} padding), {pairs} alternating pairs in one process: "
+          "each build's median, and the median (quartiles) of its time over the first build's in the same pair")
     print(f"{'case':<40}" + "".join(f"{label:>12}" for label in labels) + "".join(
         f"{label + ' / ' + labels[0]:>26}" for label in labels[1:]))
     cases = bench.kernel_cases([p for p in patterns.split(",") if p])

@@ -1,8 +1,9 @@
-/* 2-D nearest of one to four f32 channels, zeros or border padding, 16 points a vector (a part of simd.h's 16-lane f32 section, after
-   simd_cubic_points.h, whose transposed 16-byte loads it shares). Why: with a few channels the gather path
-   read each channel with a gather of its own, and on Zen 5 a channel's read (about 0.5 ns a point, a
-   16-lane gather or 16 scalar loads) costs twice the point's taps; there 2-D nearest of two channels took
-   1.1-1.2x OpenVINO's time (benchmarks/README.md, "Nearest of few channels by points").
+/* 2-D nearest of one to four f32 channels, zeros or border padding, 16 points a vector (a part of simd.h's
+   16-lane f32 section, after simd_cubic_points.h, whose transposed 16-byte loads it shares). Why: with a
+   few channels the gather path read each channel with a gather of its own, and on Zen 5 a channel's read
+   (about 0.5 ns a point, a 16-lane gather or 16 scalar loads) costs twice the point's taps; there 2-D
+   nearest of two channels took 1.1-1.2x OpenVINO's time (benchmarks/README.md, "Nearest of few channels
+   by points").
 
    The pixels hold `pixel` floats (grid_sample.c's nearest_pixel):
    - 1: no scratch; each channel plane of X is read by one 16-lane masked gather (a dropped tap reads
@@ -10,9 +11,9 @@
    - 2 and 4: the channels interleaved (irgrid_interleave_narrow_f32; lanes past the call's channels are
      zeros), then one zero pixel, which a dropped tap reads instead: 16 points' pixels are two 8-lane
      64-bit gathers or 16 64-bit loads (2), or 16 16-byte loads (4), transposed into one vector a channel.
-   A point's tap is irgrid_lane_taps_f32x16's (the gather and interleaved paths' arithmetic lane for lane),
-   and nearest's output is that tap's value itself (or +0 where none is kept), so every path gives the same
-   bits. */
+   A point's tap is irgrid_dim_taps' (irgrid_nearest_tap: the gather and interleaved paths' arithmetic lane
+   for lane), and nearest's output is that tap's value itself (or +0 where none is kept), so every path
+   gives the same bits. */
 
 /* Pixels [0, n) of planes x + c * x_cstride (c < channels <= pixel, pixel 2 or 4) into s as pixels of
    `pixel` floats: pixel i's channel c at s[i * pixel + c], the channels past `channels` zeros. */
@@ -80,7 +81,8 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     const __m512i zero_pixel = _mm512_set1_epi32((int)plane);
     const irgrid_index width = dims[1];
-    const irgrid_pair_dim dy = irgrid_pair_dim_of((double)dims[0], align), dx = irgrid_pair_dim_of((double)width, align);
+    const irgrid_pair_dim dy = irgrid_pair_dim_of((double)dims[0], align);
+    const irgrid_pair_dim dx = irgrid_pair_dim_of((double)width, align);
     __m512 t[4], gk[2], ix, iy;
     __m512i idx;
     __mmask16 kept, store, kx, ky, bad;
@@ -105,9 +107,10 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
             if (loads)  /* a dropped lane reads s[0] (a plane has one pixel or more) and is zeroed */
                 _mm512_storeu_si512(at, _mm512_maskz_mov_epi32(kept, idx));
             for (c = 0; c < channels; c++)
-                _mm512_mask_storeu_ps(y + c * y_cstride + p, store,
-                                      loads ? _mm512_maskz_mov_ps(kept, irgrid_loads16(s + c * plane, at))
-                                            : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kept, idx, s + c * plane, 4));
+                _mm512_mask_storeu_ps(
+                    y + c * y_cstride + p, store,
+                    loads ? _mm512_maskz_mov_ps(kept, irgrid_loads16(s + c * plane, at))
+                          : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), kept, idx, s + c * plane, 4));
             continue;
         }
         idx = _mm512_mask_blend_epi32(kept, zero_pixel, idx);
