@@ -47,14 +47,15 @@ static IRGRID_AVX512 void irgrid_interleave_narrow_f32(const float* x, irgrid_in
             s[i * pixel + c] = c < channels ? x[c * x_cstride + i] : 0;
 }
 
-/* The tap index along one dim of 16 lanes' normalised coordinates g (zeros or border padding), with the lanes
+/* The tap index along one dim of 16 lanes' normalised coordinates g (zeros or border padding; `last`: the
+   dim's last index, L - 1, in every lane), with the lanes
    that keep it (*kept) and those the vector arithmetic leaves to the scalar path (added to *bad):
    simd_taps.h's irgrid_dim_taps for nearest (irgrid_pair_coordinate: irgrid_pixel_coordinate's FMA
    coordinate and range checks; RINT; irgrid_pad) operation for operation, with its masks in mask registers
    rather than vectors (the whole run took 0.90-0.93x the time of irgrid_lane_taps_f32x16's taps). */
-IRGRID_AVX512_INLINE __m512 irgrid_nearest_tap(__m512 g, irgrid_index length, const irgrid_pair_dim* d, int padding,
+IRGRID_AVX512_INLINE __m512 irgrid_nearest_tap(__m512 g, __m512 last, const irgrid_pair_dim* d, int padding,
                                                __mmask16* kept, __mmask16* bad) {
-    const __m512 zero = _mm512_setzero_ps(), last = _mm512_set1_ps((float)(length - 1));
+    const __m512 zero = _mm512_setzero_ps();
     const __m512 i = _mm512_roundscale_ps(irgrid_pair_coordinate(g, d, bad),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     if (padding == IRGRID_PAD_BORDER) {
@@ -80,9 +81,11 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     const __m512i zero_pixel = _mm512_set1_epi32((int)plane);
-    const irgrid_index width = dims[1];
-    const irgrid_pair_dim dy = irgrid_pair_dim_of((double)dims[0], align);
+    const irgrid_index height = dims[0], width = dims[1];  /* (locals: the fallback stores may alias dims) */
+    const irgrid_pair_dim dy = irgrid_pair_dim_of((double)height, align);
     const irgrid_pair_dim dx = irgrid_pair_dim_of((double)width, align);
+    const __m512 y_last = _mm512_set1_ps((float)(height - 1)), x_last = _mm512_set1_ps((float)(width - 1));
+    const __m512 pitch = _mm512_set1_ps((float)width);
     __m512 t[4], gk[2], ix, iy;
     __m512i idx;
     __mmask16 kept, store, kx, ky, bad;
@@ -94,15 +97,15 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
         store = (__mmask16)((1u << m) - 1);
         bad = 0;
         irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
-        iy = irgrid_nearest_tap(gk[1], dims[0], &dy, padding, &ky, &bad);
-        ix = irgrid_nearest_tap(gk[0], width, &dx, padding, &kx, &bad);
+        iy = irgrid_nearest_tap(gk[1], y_last, &dy, padding, &ky, &bad);
+        ix = irgrid_nearest_tap(gk[0], x_last, &dx, padding, &kx, &bad);
         bad &= store;
         kept = kx & ky & (__mmask16)~bad;
         for (k = 0; bad; k++, bad >>= 1)
             if (bad & 1)
                 fallback[nf++] = p + k;
         /* the pixel's index, exact in f32 for a kept lane (nearest_pixel: a plane of fewer than 2^21 pixels) */
-        idx = _mm512_cvttps_epi32(_mm512_fmadd_ps(iy, _mm512_set1_ps((float)width), ix));
+        idx = _mm512_cvttps_epi32(_mm512_fmadd_ps(iy, pitch, ix));
         if (pixel == 1) {
             if (loads)  /* a dropped lane reads s[0] (a plane has one pixel or more) and is zeroed */
                 _mm512_storeu_si512(at, _mm512_maskz_mov_epi32(kept, idx));
