@@ -178,7 +178,10 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     const irgrid_index rank = p->rank;
     const int rows = p->rows;
 #if IRGRID_WIDE_PIXELS  /* (one-channel pixels and nearest by points: f32 only) */
-    if (p->pixel)
+    if (p->pixel == 1 && !p->wide)
+        n_fallback = irgrid_nearest8_f32(xb, g, yb, n, channels, y_cstride, p->plane, p->dims, p->padding,
+                                          p->align_corners, p->loads, fallback);
+    else if (p->pixel)
         n_fallback = irgrid_nearest_points_run_f32(scratch != NULL ? scratch : xb, g, yb, n, channels, y_cstride,
                                                    p->plane, p->pixel, p->dims, p->padding, p->align_corners,
                                                    p->loads, fallback);

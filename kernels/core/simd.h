@@ -558,5 +558,13 @@ static void irgrid_replicate_padded_f32x1(const float* x, irgrid_index channels,
 static irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims, int padding,
         int align, irgrid_index* fallback) { return -1; }
+static void irgrid_interleave_narrow_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        irgrid_index n, int pixel, float* s) {}
+static irgrid_index irgrid_nearest_points_run_f32(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, int pixel, const irgrid_index* dims,
+        int padding, int align, int loads, irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_nearest8_f32(const float* x, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, const irgrid_index* dims, int padding,
+        int align, int loads, irgrid_index* fallback) { return -1; }
 #endif
 #endif

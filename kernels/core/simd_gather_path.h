@@ -457,6 +457,65 @@ static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_pairs8_f32(cons
     return 0;  /* (no other padding reaches here: irgrid_grid_sample_plan checks) */
 }
 
+/* ---- 2-D nearest of few channels by points, 8 lanes (AVX2): simd_nearest_points.h's one-float pixels
+   where 512-bit code is not taken (no AVX-512, or a call under WIDE_MIN_POINTS) ---- */
+
+/* irgrid_nearest_points_run_f32's pixel 1 (X's planes x + c * plane), 8 points a vector, with `padding`
+   and `loads` as constants: the taps irgrid_dim_taps' (irgrid_pair8_coordinate, RINT, irgrid_pad's zeros
+   or border), read by masked gathers or scalar loads (a dropped lane reads x[0] and is zeroed); the same
+   bits as every path. */
+IRGRID_AVX2_INLINE irgrid_index irgrid_nearest8_body(const float* x, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, const irgrid_index* dims, int padding,
+        int align, int loads, irgrid_index* fallback) {
+    const irgrid_index height = dims[0], width = dims[1];  /* (locals: the fallback stores may alias dims) */
+    const irgrid_pair_dim8 dy = irgrid_pair_dim8_of((double)height, align), dx = irgrid_pair_dim8_of((double)width, align);
+    const __m256 zero = ZERO(), all = CMP(zero, zero, _CMP_EQ_OQ), pitch = SET1((float)width);
+    const __m256 y_last = SET1((float)(height - 1)), x_last = SET1((float)(width - 1));
+    const __m256 lanes = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+    float coords[3][8];
+    __m256 gk[3], iy, ix, bad, kept, store, v;
+    __m256i idx;
+    irgrid_index p, m, c, nf = 0;
+    for (p = 0; p < n; p += 8) {
+        m = n - p < 8 ? n - p : 8;
+        store = CMP(lanes, SET1((float)m), _CMP_LT_OQ);
+        bad = zero;
+        irgrid_lane_coords_f32(g, p, m, 2, gk, coords);
+        iy = RINT(irgrid_pair8_coordinate(gk[1], &dy, &bad));
+        ix = RINT(irgrid_pair8_coordinate(gk[0], &dx, &bad));
+        if (padding == IRGRID_PAD_BORDER) {
+            iy = VMIN(VMAX(iy, zero), y_last);
+            ix = VMIN(VMAX(ix, zero), x_last);
+            kept = ANDNOT(bad, all);
+        } else {
+            kept = ANDNOT(OR(OR(bad, OR(CMP(iy, zero, _CMP_LT_OQ), CMP(iy, y_last, _CMP_GT_OQ))),
+                             OR(CMP(ix, zero, _CMP_LT_OQ), CMP(ix, x_last, _CMP_GT_OQ))), all);
+        }
+        irgrid_record_fallback_f32(bad, p, m, fallback, &nf);
+        /* the pixel's index, exact in f32 for a kept lane (grid_sample.c's nearest_pixel: fewer than 2^21 pixels) */
+        idx = TOINT(FMADD(iy, pitch, ix));
+        for (c = 0; c < channels; c++) {
+            v = loads ? irgrid_loads_f32(zero, x + c * plane, idx, kept) : GATHER(zero, x + c * plane, idx, kept);
+            if (m == 8)
+                STOREU(y + c * y_cstride + p, v);
+            else
+                MASKSTORE(y + c * y_cstride + p, store, v);
+        }
+    }
+    return nf;
+}
+
+/* irgrid_nearest8_body's copies per padding and read. */
+static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_nearest8_f32(const float* x, const float* g, float* y,
+        irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, const irgrid_index* dims,
+        int padding, int align, int loads, irgrid_index* fallback) {
+#define IRGRID_NEAREST8(pad, ld) irgrid_nearest8_body(x, g, y, n, channels, y_cstride, plane, dims, pad, align, ld, fallback)
+    if (padding == IRGRID_PAD_ZEROS)
+        return loads ? IRGRID_NEAREST8(IRGRID_PAD_ZEROS, 1) : IRGRID_NEAREST8(IRGRID_PAD_ZEROS, 0);
+    return loads ? IRGRID_NEAREST8(IRGRID_PAD_BORDER, 1) : IRGRID_NEAREST8(IRGRID_PAD_BORDER, 0);
+#undef IRGRID_NEAREST8
+}
+
 /* irgrid_gather_taps_wide_body, one copy per 2-D mode as irgrid_gather_taps (the plan takes 16 lanes in
    2-D only). */
 static IRGRID_AVX512 __attribute__((noinline)) int irgrid_gather_taps_wide_f32(const float* x, const float* g,

@@ -345,6 +345,44 @@ def test_3d_cubic_one_channel_pixels_past_the_row_scratch(channels, padding):
 
 @pytest.mark.parametrize("padding", ["zeros", "border"])
 @pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6)], ids=str)
+def test_nearest_of_one_channel_by_8_points_bitwise_as_the_other_paths(dims, align, padding):
+    """Where 512-bit code is not taken (here: the avx512 policy "never", as on a CPU without AVX-512), 2-D
+    nearest of one f32 channel runs 8 points a vector (simd_gather_path.h's irgrid_nearest8_f32), read by
+    gathers or by scalar loads: bitwise the gather path's and 8-channel pixels', at 1, 2 and 3 threads,
+    with special coordinates among the points and coordinates past the edges; the ordinary points against
+    onnxruntime."""
+    rng = keyed_rng("nearest-8", dims, align, padding)
+    x = rng.uniform(-1, 1, (2, 1, *dims)).astype(np.float32)
+    grid = dyadic(rng, (2, 29, 31, 2), 1.3)
+    expected = run_ort_grid_sample(x.astype(np.float64), grid, "nearest", padding, align)
+    ordinary = np.ones(grid.shape[:-1], bool)
+    ordinary.reshape(-1)[100::97] = False
+    grid.reshape(-1, 2)[100::97, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    grid = grid.astype(np.float32)
+    was = sampling.use_avx512("never"), sampling.use_interleave("auto")
+    try:
+        assert sample_plan(x.shape, grid.shape, np.float32, "nearest", padding, align).route(2) == "gather points"
+        points = {}
+        for reads in ("always", "never"):  # gathers, scalar loads
+            before = sampling.use_gathers(reads)
+            try:
+                for threads in (1, 2, 3):
+                    points[threads, reads] = sample(x, grid, "nearest", padding, align, threads)
+            finally:
+                sampling.use_gathers(before)
+        got, gathered = _paths(x, grid, "nearest", padding, align)
+    finally:
+        sampling.use_avx512(was[0])
+        sampling.use_interleave(was[1])
+    for key, out in points.items():
+        assert out.tobytes() == gathered.tobytes() == got.tobytes(), key
+    np.testing.assert_array_equal(np.moveaxis(points[2, "never"], 1, -1)[ordinary],
+                                  np.moveaxis(expected, 1, -1)[ordinary])
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6), (40, 17)], ids=str)
 def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
     """On a CPU with AVX-512, 2-D nearest of one to four f32 channels with zeros or border padding runs by
