@@ -514,11 +514,11 @@ static irgrid_index irgrid_cubic2d_run_f32(const float* s, const float* g, float
 static irgrid_index irgrid_cubic2d_run_f64(const double* s, const double* g, double* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
         irgrid_index* fallback) { return -1; }
-static void irgrid_outer_range_f32(const float* g, irgrid_index n, irgrid_index rank, float* lo, float* hi) {}
+static void irgrid_depth_range_f32(const float* g, irgrid_index n, float* lo, float* hi) { *lo = *hi = 0; }
 static void irgrid_interleave_rows_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
         const irgrid_index* dims, irgrid_index z0, irgrid_index z1, float* s) {}
 static void irgrid_rows_padding_f64(const irgrid_index* dims, double* s) {}
-static void irgrid_outer_range_f64(const double* g, irgrid_index n, irgrid_index rank, double* lo, double* hi) {}
+static void irgrid_depth_range_f64(const double* g, irgrid_index n, double* lo, double* hi) { *lo = *hi = 0; }
 static void irgrid_interleave_rows_f64(const double* x, irgrid_index channels, irgrid_index x_cstride,
         const irgrid_index* dims, irgrid_index z0, irgrid_index z1, double* s) {}
 static irgrid_index irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, irgrid_index n,
