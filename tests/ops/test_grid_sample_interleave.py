@@ -343,6 +343,20 @@ def test_3d_cubic_one_channel_pixels_past_the_row_scratch(channels, padding):
                                **TOLERANCES[np.float32])
 
 
+def _nearest_by_reads(x, grid, padding: str, align: bool) -> dict:
+    """2-D nearest under the current policies, read by gathers and by scalar loads, at 1, 2 and 3 threads:
+    {(threads, gather policy): output}."""
+    points = {}
+    for reads in ("always", "never"):  # gathers, scalar loads
+        was = sampling.use_gathers(reads)
+        try:
+            for threads in (1, 2, 3):
+                points[threads, reads] = sample(x, grid, "nearest", padding, align, threads)
+        finally:
+            sampling.use_gathers(was)
+    return points
+
+
 @pytest.mark.parametrize("padding", ["zeros", "border"])
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6)], ids=str)
@@ -363,14 +377,7 @@ def test_nearest_of_one_channel_by_8_points_bitwise_as_the_other_paths(dims, ali
     was = sampling.use_avx512("never"), sampling.use_interleave("auto")
     try:
         assert sample_plan(x.shape, grid.shape, np.float32, "nearest", padding, align).route(2) == "gather points"
-        points = {}
-        for reads in ("always", "never"):  # gathers, scalar loads
-            before = sampling.use_gathers(reads)
-            try:
-                for threads in (1, 2, 3):
-                    points[threads, reads] = sample(x, grid, "nearest", padding, align, threads)
-            finally:
-                sampling.use_gathers(before)
+        points = _nearest_by_reads(x, grid, padding, align)
         got, gathered = _paths(x, grid, "nearest", padding, align)
     finally:
         sampling.use_avx512(was[0])
@@ -389,8 +396,8 @@ def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
     points (kernels/core/simd_nearest_points.h: one channel gathered 16 points at a time from X, two and
     four from a scratch of 2- and 4-channel pixels and a zero pixel; one and two read by gathers or by
     scalar loads): nearest's output is the tap's value itself, so bitwise the gather path's and 8-channel
-    pixels', at 1, 2 and 3 threads (spans of points
-    split among workers that each copy the plane), on planes down to one pixel, with coordinates to 1.3
+    pixels', at 1, 2 and 3 threads (spans of points split among workers that each copy the plane), on
+    planes down to one pixel, with coordinates to 1.3
     (taps past the edges) and special ones among the points (the scalar path's), and Inf and NaN in X's
     fifth channel, which no call reads; the ordinary points against onnxruntime."""
     if not sampling.avx512_available():
@@ -409,14 +416,7 @@ def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
         sampling.use_interleave("auto")
         assert sample_plan(x[:, :channels].shape, grid.shape, np.float32, "nearest", padding,
                            align).route(2) == routes[channels]
-        points = {}
-        for reads in ("always", "never"):  # gathers, scalar loads
-            was = sampling.use_gathers(reads)
-            try:
-                for threads in (1, 2, 3):
-                    points[threads, reads] = sample(x[:, :channels], grid, "nearest", padding, align, threads)
-            finally:
-                sampling.use_gathers(was)
+        points = _nearest_by_reads(x[:, :channels], grid, padding, align)
         got, gathered = _paths(x[:, :channels], grid, "nearest", padding, align)  # ("always": 8-channel pixels)
         for (threads, reads), out in points.items():
             assert out.tobytes() == gathered.tobytes() == got.tobytes(), (channels, threads, reads)
