@@ -9,9 +9,10 @@ order reversed every other round); each process times every selected case's kern
 prepared plan (a `SamplePlan`, as a compiled model calls it; the fastest call within --seconds) and
 exits; bench.py's cases, with zeros padding or --padding. The table shows each build's median over
 rounds, and the ratios to the first build of the medians and of the fastest processes (on a noisy host
-the latter is the steadier: noise only adds time). On this project's VM a single process is a draw: the host's speed drifts and a kernel's speed
-can depend on where its stack, code and data lie (benchmarks/README.md, "Where the stack lies",
-"Where the code lies"), so only differences that hold over many rounds count.
+the latter is the steadier: noise only adds time). On this project's VM a single process is a draw: the
+host's speed drifts and a kernel's speed can depend on where its stack, code and data lie
+(benchmarks/README.md, "Where the stack lies", "Where the code lies"), so only differences that hold over
+many rounds count.
 
 A process imports the build's `irgrid` only if it runs with the build as its working directory: for
 `python -c`, sys.path starts with '' (the working directory), ahead of PYTHONPATH, so a process started

@@ -252,8 +252,9 @@ IRGRID_AVX512_INLINE irgrid_pair_dim irgrid_pair_dim_of(double length, int align
 }
 
 /* irgrid_pixel_coordinate_f32x16 (native) with its lane masks in a mask register: the same bits, without
-   spreading each compare into a vector and back. With the pair run's constants
-   (simd_gather_path.h), its one-channel run took 0.86-0.88x the time on Zen 5 (benchmarks/README.md, "Zen 5: the pair taps, prefetch by spread"). */
+   spreading each compare into a vector and back. With the pair run's constants (simd_gather_path.h), its
+   one-channel run took 0.86-0.88x the time on Zen 5 (benchmarks/README.md, "Zen 5: the pair taps,
+   prefetch by spread"). */
 IRGRID_AVX512_INLINE __m512 irgrid_pair_coordinate(__m512 g, const irgrid_pair_dim* d, __mmask16* bad) {
     const __m512 magnitude = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
     __mmask16 ok = _mm512_cmp_ps_mask(_mm512_and_ps(g, magnitude), _mm512_set1_ps(1e30f), _CMP_LT_OQ);

@@ -468,7 +468,8 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_nearest8_body(const float* x, const float
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, const irgrid_index* dims, int padding,
         int align, int loads, irgrid_index* fallback) {
     const irgrid_index height = dims[0], width = dims[1];  /* (locals: the fallback stores may alias dims) */
-    const irgrid_pair_dim8 dy = irgrid_pair_dim8_of((double)height, align), dx = irgrid_pair_dim8_of((double)width, align);
+    const irgrid_pair_dim8 dy = irgrid_pair_dim8_of((double)height, align);
+    const irgrid_pair_dim8 dx = irgrid_pair_dim8_of((double)width, align);
     const __m256 zero = ZERO(), all = CMP(zero, zero, _CMP_EQ_OQ), pitch = SET1((float)width);
     const __m256 y_last = SET1((float)(height - 1)), x_last = SET1((float)(width - 1));
     const __m256 lanes = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
@@ -509,7 +510,8 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_nearest8_body(const float* x, const float
 static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_nearest8_f32(const float* x, const float* g, float* y,
         irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, const irgrid_index* dims,
         int padding, int align, int loads, irgrid_index* fallback) {
-#define IRGRID_NEAREST8(pad, ld) irgrid_nearest8_body(x, g, y, n, channels, y_cstride, plane, dims, pad, align, ld, fallback)
+#define IRGRID_NEAREST8(pad, ld) \
+    irgrid_nearest8_body(x, g, y, n, channels, y_cstride, plane, dims, pad, align, ld, fallback)
     if (padding == IRGRID_PAD_ZEROS)
         return loads ? IRGRID_NEAREST8(IRGRID_PAD_ZEROS, 1) : IRGRID_NEAREST8(IRGRID_PAD_ZEROS, 0);
     return loads ? IRGRID_NEAREST8(IRGRID_PAD_BORDER, 1) : IRGRID_NEAREST8(IRGRID_PAD_BORDER, 0);
