@@ -308,10 +308,11 @@ static int nearest_pixel(const irgrid_grid_sample* p) {
    (scratch_fits; with cubic's row scratch, the plan's `rows`, where that one fits), the policy (the
    caller checked that the vector path fits). */
 static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {
-    if (nearest_pixel(p) > 1) {
-        p->pixel = nearest_pixel(p);
+    const int pixel = nearest_pixel(p);
+    if (pixel > 1) {
+        p->pixel = pixel;
         p->loads = reads_by_loads(p);
-        return p->pixel;
+        return pixel;
     }
     if (p->interleave != IRGRID_POLICY_NEVER && cubic_points(p)) {
         p->rows = 2;
