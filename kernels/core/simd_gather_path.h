@@ -394,6 +394,18 @@ IRGRID_AVX512_INLINE __m512i irgrid_pair_floor(__m512 x, __m512* w) {
     return _mm512_cvttps_epi32(floor);
 }
 
+/* The row (or plane) a tap index along an outer dim reads, `last` its greatest: the index clamped to
+   [0, last] (zeros padding drops the taps outside; border clamps; a reflected coordinate's taps lie
+   within [-1, last + 1], and reflect to 0 and last), but with align_corners and reflection padding the
+   index last + 1 reflects to last - 1 (0 for a one-pixel dim: irgrid_pad). */
+IRGRID_AVX512_INLINE __m512i irgrid_pair_row(__m512i i, __m512i last, int reflect_aligned) {
+    const __m512i zero = _mm512_setzero_si512(), clamped = _mm512_min_epi32(_mm512_max_epi32(i, zero), last);
+    if (!reflect_aligned)
+        return clamped;
+    return _mm512_mask_max_epi32(clamped, _mm512_cmpgt_epi32_mask(i, last), zero,
+                                 _mm512_sub_epi32(_mm512_add_epi32(last, last), i));
+}
+
 #define PAIRS_RANK 2
 #include "simd_pairs.h"
 #define PAIRS_RANK 3
@@ -431,6 +443,15 @@ IRGRID_AVX2_INLINE __m256 irgrid_pair8_coordinate(__m256 g, const irgrid_pair_di
     ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(4194304.0f), _CMP_LE_OQ));
     *bad = _mm256_or_ps(*bad, _mm256_andnot_ps(ok, all));
     return _mm256_and_ps(x, ok);
+}
+
+/* irgrid_pair_row, 8 lanes (simd_pairs8.h). */
+IRGRID_AVX2_INLINE __m256i irgrid_pair8_row(__m256i i, __m256i last, int reflect_aligned) {
+    const __m256i zero = _mm256_setzero_si256(), clamped = _mm256_min_epi32(_mm256_max_epi32(i, zero), last);
+    if (!reflect_aligned)
+        return clamped;
+    return _mm256_blendv_epi8(clamped, _mm256_max_epi32(_mm256_sub_epi32(_mm256_add_epi32(last, last), i), zero),
+                              _mm256_cmpgt_epi32(i, last));
 }
 
 #define PAIRS_RANK 2

@@ -26,18 +26,6 @@ typedef struct {
     int scattered;
 } PSFX(irgrid_pairs16);
 
-/* The row (or plane) a tap index along an outer dim reads, `last` its greatest: the index clamped to
-   [0, last] (zeros padding drops the taps outside; border clamps; a reflected coordinate's taps lie
-   within [-1, last + 1], and reflect to 0 and last), but with align_corners and reflection padding the
-   index last + 1 reflects to last - 1 (0 for a one-pixel dim: irgrid_pad). */
-IRGRID_AVX512_INLINE __m512i PSFX(irgrid_pair_row)(__m512i i, __m512i last, int reflect_aligned) {
-    const __m512i zero = _mm512_setzero_si512(), clamped = _mm512_min_epi32(_mm512_max_epi32(i, zero), last);
-    if (!reflect_aligned)
-        return clamped;
-    return _mm512_mask_max_epi32(clamped, _mm512_cmpgt_epi32_mask(i, last), zero,
-                                 _mm512_sub_epi32(_mm512_add_epi32(last, last), i));
-}
-
 /* The taps of points [p, p + m) (m <= 16) of a rank-2 or rank-3 grid (dims outermost first, the innermost
    of at least 2 pixels) into q; their fallback points appended (*found). With `items` (2-D), the points
    run across items (irgrid_items): q->base is the block's first item's plane, and each lane's pair starts
@@ -106,14 +94,14 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
             const __m512i d_last = _mm512_set1_epi32((int)dims[0] - 1);
             zr = e ? _mm512_add_epi32(z0, _mm512_set1_epi32(1)) : z0;
             z_ok = keep_all ? (__mmask16)0xFFFF : _mm512_cmple_epu32_mask(zr, d_last);
-            zr = _mm512_mullo_epi32(PSFX(irgrid_pair_row)(zr, d_last, reflect && align),
+            zr = _mm512_mullo_epi32(irgrid_pair_row(zr, d_last, reflect && align),
                                     _mm512_set1_epi32((int)(height * width)));
         }
         for (f = 0; f < 2; f++, r++) {
             yr = f ? _mm512_add_epi32(y0, _mm512_set1_epi32(1)) : y0;
             row_ok = z_ok & (keep_all ? (__mmask16)0xFFFF
                              : _mm512_cmple_epu32_mask(yr, h_last));  /* 0 <= yr <= H - 1 as one unsigned compare */
-            row = _mm512_add_epi32(_mm512_mullo_epi32(PSFX(irgrid_pair_row)(yr, h_last, reflect && align),
+            row = _mm512_add_epi32(_mm512_mullo_epi32(irgrid_pair_row(yr, h_last, reflect && align),
                                                       _mm512_set1_epi32((int)width)), start);
             if (rank == 3)
                 row = _mm512_add_epi32(zr, row);

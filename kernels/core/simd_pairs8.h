@@ -25,15 +25,6 @@ typedef struct {
     int scattered;
 } PSFX(irgrid_pairs8x);
 
-/* simd_pairs.h's irgrid_pair_row, 8 lanes. */
-IRGRID_AVX2_INLINE __m256i PSFX(irgrid_pair8_row)(__m256i i, __m256i last, int reflect_aligned) {
-    const __m256i zero = _mm256_setzero_si256(), clamped = _mm256_min_epi32(_mm256_max_epi32(i, zero), last);
-    if (!reflect_aligned)
-        return clamped;
-    return _mm256_blendv_epi8(clamped, _mm256_max_epi32(_mm256_sub_epi32(_mm256_add_epi32(last, last), i), zero),
-                              _mm256_cmpgt_epi32(i, last));
-}
-
 /* The taps of points [p, p + m) (m <= 8) into q (simd_pairs.h's irgrid_pairs_taps; d: each dim's
    constants, outermost first). */
 IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_taps)(const float* g, irgrid_index p, irgrid_index m,
@@ -102,14 +93,14 @@ IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_taps)(const float* g, irgrid_index p,
             const __m256i d_last = _mm256_set1_epi32((int)dims[0] - 1);
             zr = e ? _mm256_add_epi32(z0, _mm256_set1_epi32(1)) : z0;
             z_ok = keep_all ? all : _mm256_cmpeq_epi32(_mm256_min_epu32(zr, d_last), zr);
-            zr = _mm256_mullo_epi32(PSFX(irgrid_pair8_row)(zr, d_last, reflect && align),
+            zr = _mm256_mullo_epi32(irgrid_pair8_row(zr, d_last, reflect && align),
                                     _mm256_set1_epi32((int)(height * width)));
         }
         for (f = 0; f < 2; f++, r++) {
             yr = f ? _mm256_add_epi32(y0, _mm256_set1_epi32(1)) : y0;
             row_ok = keep_all ? z_ok  /* 0 <= yr <= H - 1 as one unsigned comparison */
                      : _mm256_and_si256(z_ok, _mm256_cmpeq_epi32(_mm256_min_epu32(yr, h_last), yr));
-            row = _mm256_add_epi32(_mm256_mullo_epi32(PSFX(irgrid_pair8_row)(yr, h_last, reflect && align),
+            row = _mm256_add_epi32(_mm256_mullo_epi32(irgrid_pair8_row(yr, h_last, reflect && align),
                                                       _mm256_set1_epi32((int)width)), start);
             if (rank == 3)
                 row = _mm256_add_epi32(zr, row);
