@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """From how many channels irgrid's GridSample beats OpenVINO's GridSample-9 inside OpenVINO: the
-measurement behind `_IRGRID_SAMPLING_FROM_CHANNELS` (irgrid/openvino/runner.py), which decides where
-irgrid's OpenVINO device puts irgrid's op in place of GridSample-9.
+measurement behind `_SAMPLING_FROM_CHANNELS` (irgrid/openvino/gridsample9.py), the table by which
+irgrid's OpenVINO device puts irgrid's op in place of GridSample-9 where it does not time the layer.
 
     python benchmarks/replacement_crossover.py                # every mode, grid and channel count
     python benchmarks/replacement_crossover.py --modes nearest --channels 8 16 32

@@ -35,8 +35,9 @@ def _native_library() -> str:
 
 
 def _auto_mode() -> str:
-    """How `auto` chooses a runtime (irgrid.devices.auto_mode), or why the setting is refused."""
-    from .devices import auto_mode
+    """How irgrid chooses where two implementations both run: `auto`'s runtime, GridSample-9's replacement
+    (irgrid.timing.auto_mode), or why the setting is refused."""
+    from .timing import auto_mode
     from .errors import ConfigError
 
     try:

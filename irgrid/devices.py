@@ -6,7 +6,7 @@ operators. A model computing in f64 stays on irgrid's runtime (OpenVINO's CPU pl
 f32), as does one in a process forked after OpenVINO ran (irgrid.forks). ONNX files always go through
 OpenVINO's frontend with irgrid's conversion rules. Where both runtimes run a model, `auto` measures
 both (on the inputs the CLI will run, else random inputs of the model's shapes) and keeps the faster
-(`auto_mode`, `_measured`): rules by layer type picked the slower runtime for five of seven
+(irgrid/timing.py's `auto_mode` and `race`, `_measured`): rules by layer type picked the slower runtime for five of seven
 glue-heavy blocks of real architectures (issue 41), and which runtime wins changes with the CPU (an
 AMD Zen host and an Intel Xeon have swapped the winner of a GridSample by 2x). Without inputs or
 known input shapes, or with IRGRID_AUTO=rules, it decides by these rules, measured where they were
@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from .binding import bind_layer, bind_model
-from .errors import ConfigError, InputError, IRGridError, OpenVINOError, Problem, UnsupportedLayerError, printable
+from .errors import InputError, IRGridError, OpenVINOError, Problem, UnsupportedLayerError, printable
 from .forks import marks
 from .inference import infer_model
 from .input_arrays import random_inputs
@@ -49,13 +48,13 @@ from .ir.reader import read_ir
 from .runtime.compiled import CompiledModel
 from .runtime.mask_assignment import mask_assignments
 from .shapes import name_single_input
+from .timing import auto_mode, race
 
 DEVICES = ("auto", "irgrid", "openvino")
 # The layers of convolutional networks: a model holding any runs faster on OpenVINO (module docstring).
 CNN_LAYERS = ("Convolution", "GroupConvolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool")
 # Layers whose output shape depends on the values: a model holding any runs faster on OpenVINO (as above).
 DATA_DEPENDENT_LAYERS = ("NonZero",)
-AUTO_MODES = ("measure", "rules")  # auto_mode()
 # auto's measurement: random inputs of this seed, at most this many alternating rounds, stopping once a
 # round ends past this many seconds; OpenVINO is picked when irgrid's runtime takes more than
 # PREFER_IRGRID times its time (irgrid's runtime gives f64, its checks and thread-count independent bits).
@@ -125,16 +124,6 @@ def open_model(path: str | os.PathLike, device: str = "auto",
     return compiled, f"openvino (CPU plugin, irgrid extension): irgrid lacks {', '.join(lacking)}"
 
 
-def auto_mode() -> str:
-    """How `auto` chooses between two runtimes that both run a model (env IRGRID_AUTO): `measure` (the
-    default) times both on random inputs, `rules` decides by the model's layers alone, without running
-    anything (the same choice on every machine and every run)."""
-    mode = os.environ.get("IRGRID_AUTO", "measure").strip().lower()
-    if mode not in AUTO_MODES:
-        raise ConfigError(f"IRGRID_AUTO={mode!r}: use one of {', '.join(AUTO_MODES)}")
-    return mode
-
-
 def _by_rules(model) -> tuple[bool, str]:
     """Whether `auto` sends a model both runtimes run to OpenVINO by its layers alone (the module
     docstring's rules), and why."""
@@ -178,7 +167,7 @@ def _measured(path, model, compiled: CompiledModel, options: tuple, inputs_for, 
         return compiled, f"irgrid (supports every layer; OpenVINO refused the model: {exc.reason})"
     try:
         inputs = inputs_for(compiled) if inputs_for else random_inputs(compiled.inputs, MEASURE_SEED)
-        ours, theirs = _race([compiled, ov_compiled], inputs)
+        ours, theirs = race([compiled, ov_compiled], inputs, MEASURE_ROUNDS, MEASURE_SECONDS)
     except IRGridError as exc:  # inputs a model refuses (random indices out of range, dynamic shapes, ...)
         if to_openvino:
             return ov_compiled, f"openvino (CPU plugin, irgrid extension): {why}; not measured: {exc}"
@@ -188,24 +177,6 @@ def _measured(path, model, compiled: CompiledModel, options: tuple, inputs_for, 
                             f"{theirs * 1e3:.3g} ms a call against irgrid's {ours * 1e3:.3g}"
     return compiled, f"irgrid (supports every layer; measured {ours * 1e3:.3g} ms a call against " \
                      f"OpenVINO's {theirs * 1e3:.3g})"
-
-
-def _race(runtimes: Sequence, inputs: Mapping[str, np.ndarray]) -> list[float]:
-    """Each runtime's fastest call on `inputs` (seconds), alternating: one untimed call each, then rounds
-    until MEASURE_ROUNDS or MEASURE_SECONDS have passed (at least one round). The fastest call, as the
-    least disturbed by other work on the machine."""
-    for run in runtimes:
-        run(inputs)
-    best = [float("inf")] * len(runtimes)
-    start = time.perf_counter()
-    for _ in range(MEASURE_ROUNDS):
-        for index, run in enumerate(runtimes):
-            begin = time.perf_counter()
-            run(inputs)
-            best[index] = min(best[index], time.perf_counter() - begin)
-        if time.perf_counter() - start >= MEASURE_SECONDS:
-            break
-    return best
 
 
 def _lacking_layers(path) -> list[Problem]:

@@ -33,6 +33,7 @@ from ..registry import TensorInfo, irgrid_owned
 from ..runtime.mask_assignment import mask_assignments
 from ..shapes import name_single_input, shape_arg
 from .conversion import conversion_extensions
+from .gridsample9 import replace_gridsample9
 from .native import NativeLibraryError, library_path
 from .ops import extensions, stand_in_class
 
@@ -76,10 +77,10 @@ class OpenVINOModel:
                 model.reshape({ports[name]: _reshaped(ports[name], shape_arg(name, dims))
                                for name, dims in shapes.items()})
             if native:
-                replaced = _irgrid_sampling_where_faster(model)
+                replaced = replace_gridsample9(model, config)
                 if replaced:
                     self.extension += f"; its GridSample runs {replaced} GridSample-9 layer" \
-                                      f"{'s' if replaced > 1 else ''} of many channels, where it is faster"
+                                      f"{'s' if replaced > 1 else ''}, where it is faster on this CPU"
             selects = _mask_assignments_as_select(model, path)
             if selects:
                 self.extension += f"; {selects} boolean-mask assignment{'s' if selects > 1 else ''} run as Select"
@@ -159,73 +160,9 @@ def add_irgrid_extension(core: ov.Core) -> str:
 def _keep_loaded(path: Path) -> None:
     """Loads the native library for the rest of the process (RTLD_NODELETE): the nodes of its ops hold
     its code (their destructors, clone_with_new_inputs), and a node created outside a Core's reader (by
-    a NodeFactory, `_irgrid_sampling_where_faster`) does not keep the library loaded, so a Core or
+    a NodeFactory, gridsample9.py) does not keep the library loaded, so a Core or
     factory freed before the model's last node unloaded it under them (a segfault at exit)."""
     ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_NODELETE)
-
-
-# GridSample-9 layers whose data has at least this many channels (static) run on irgrid's GridSample
-# instead, per mode: there irgrid's kernel is faster than the CPU plugin's; with fewer, the plugin's
-# JIT kernel wins. Per the CPU each table was measured on (benchmarks/replacement_crossover.py;
-# benchmarks/README.md, "irgrid's GridSample in place of GridSample-9"):
-_SAMPLING_FROM_CHANNELS = {
-    # AMD Zen 5 with AVX-512 allowed (2026-11-30): irgrid's op at least as fast from one channel in every
-    # mode and padding (bilinear 1.30x and more, with reflection padding 1.38x since its pair reads;
-    # bicubic 0.99x and more; nearest 1.04x and more with nearest by points, but 0.95x at three channels
-    # on the smooth grid)
-    "zen5": {"bilinear": 1, "nearest": 1, "bicubic": 1},
-    # any other CPU: an Intel Xeon, Cascade Lake (2026-11-28), before the few-channel paths of 2026-11-30
-    # and measured alternating in one process, which made irgrid's op look slower than it runs
-    "xeon": {"bilinear": 8, "nearest": 16, "bicubic": 4},
-}
-
-
-@functools.cache
-def _sampling_table() -> dict:
-    """_SAMPLING_FROM_CHANNELS's table for this CPU: Zen 5's on AMD family 0x1A or later where AVX-512 is
-    allowed (`ONEDNN_MAX_CPU_ISA` caps both libraries), the Xeon's elsewhere (the CPUs not measured
-    included)."""
-    from irgrid._kernels import sampling
-
-    return _SAMPLING_FROM_CHANNELS["zen5" if sampling.amd_family() >= 0x1A and sampling.avx512_available() else "xeon"]
-
-
-def sampling_from_channels(mode: str, padding: str) -> int:
-    """The channels from which the device runs irgrid's GridSample in place of a GridSample-9 of this mode
-    and padding on this CPU (a (mode, padding) entry of its table, else the mode's)."""
-    table = _sampling_table()
-    return table.get((mode, padding), table[mode])
-
-
-def _irgrid_sampling_where_faster(model: ov.Model) -> int:
-    """Puts irgrid's GridSample (irgrid1, the native library's op; the same semantics, ONNX's) in place of
-    each f32 GridSample-9 whose data has enough channels (sampling_from_channels), under its name
-    and tensor names; returns how many."""
-    from openvino.utils.node_factory import NodeFactory
-
-    factory = None
-    replaced = 0
-    for node in model.get_ordered_ops():
-        if node.get_type_name() != "GridSample" or node.get_type_info().version_id != "opset9":
-            continue
-        attrs = node.get_attributes()
-        data = node.get_input_partial_shape(0)
-        if (data.rank.is_dynamic or data[1].is_dynamic
-                or data[1].get_length() < sampling_from_channels(attrs["mode"], attrs["padding_mode"])
-                or any(node.get_input_element_type(i) != ov.Type.f32 for i in range(2))):
-            continue
-        if factory is None:
-            factory = NodeFactory("opset9")
-            factory.add_extension(str(library_path()))
-        irgrid_node = factory.create("GridSample", [node.input_value(0), node.input_value(1)],
-                                     {"align_corners": "true" if attrs["align_corners"] else "false",
-                                      "mode": attrs["mode"], "padding_mode": attrs["padding_mode"]})
-        irgrid_node.set_friendly_name(node.get_friendly_name())
-        old, new = node.output(0), irgrid_node.output(0)
-        new.get_tensor().set_names(old.get_names())
-        old.replace(new)
-        replaced += 1
-    return replaced
 
 
 def _refuse_in_a_fork_child() -> None:

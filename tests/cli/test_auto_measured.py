@@ -2,7 +2,7 @@
 where both runtimes run a model it times both, on the inputs the CLI will run (else random inputs of
 the model's shapes), and keeps the faster (irgrid's runtime unless OpenVINO takes less than 1/PREFER_IRGRID of its time), saying so; f64
 models stay on irgrid's runtime unmeasured, and dynamic shapes fall back to the rules. The choice
-itself is timing, so the tests fix the timings (`_race`) where they check it, and check outputs against
+itself is timing, so the tests fix the timings (`race`) where they check it, and check outputs against
 OpenVINO's CPU plugin (f32, 1e-5) where the measurement really runs."""
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ def measure(monkeypatch):
 
 
 def _timed(monkeypatch, ours: float, theirs: float) -> list:
-    """Makes `_race` report these times (seconds) and records the runtimes it was given."""
+    """Makes `race` report these times (seconds) and records the runtimes it was given."""
     given = []
 
-    def race(runtimes, inputs):
+    def race(runtimes, inputs, *limits):
         given.append(runtimes)
         return [ours, theirs]
 
-    monkeypatch.setattr(devices, "_race", race)
+    monkeypatch.setattr(devices, "race", race)
     return given
 
 
@@ -108,3 +108,15 @@ def test_the_cli_measures_on_its_inputs_even_with_dynamic_dims(tmp_path):
     assert " ms a call against " in proc.stdout.splitlines()[0], proc.stdout
     expected = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([inputs])[0]
     assert np.load(tmp_path / "out.npy").tobytes() == expected.tobytes()
+
+
+def test_race_takes_turns_back_to_back():
+    """irgrid/timing.py's race: an untimed call each, then turns of `warm` untimed and `calls` timed calls
+    each, the fastest timed call per runtime; rounds stop at `rounds`."""
+    from irgrid.timing import race
+
+    order = []
+    runtimes = [lambda inputs, k=k: order.append((k, inputs)) for k in "ab"]
+    best = race(runtimes, "in", rounds=2, seconds=60.0, calls=3, warm=1)
+    assert [k for k, _ in order] == ["a", "b"] + (["a"] * 4 + ["b"] * 4) * 2
+    assert {inputs for _, inputs in order} == {"in"} and len(best) == 2 and all(0 <= t < 1 for t in best)

@@ -175,7 +175,7 @@ def test_per_layer_counters(device, tmp_path):
     """-pc: each layer that ran, its type, kernel, median ms and share, as benchmark_app prints them. On
     OpenVINO the sample's GridSample-9 (3 channels, bilinear) is the plugin's, or, where this CPU's
     thresholds put irgrid's op in its place, a Reference node (irgrid/openvino/runner.py)."""
-    from irgrid.openvino.runner import sampling_from_channels
+    from irgrid.openvino.gridsample9 import sampling_from_channels
 
     path = SAMPLES / "flow_warp" / "model.xml"
     proc = run_cli("infer", path, "-d", device, "-niter", 3, "-pc", cwd=tmp_path)
