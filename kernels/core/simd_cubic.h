@@ -46,10 +46,13 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_taps)(const FT* g, irgrid_index p, irgr
    irgrid_simd_sample's (those lanes read the zero window, 4 zero rows or planes after the last). With
    `replicate` (border padding over simd_cubic_points.h's layout, every dim's edge pixel 3 times on
    each side) a lane whose taps all lie past an edge keeps its clamped first tap, which reads the edge's
-   copies; fallback lanes read the first pixel. */
+   copies; fallback lanes read the first pixel. With `indices` (simd_cubic_points.h's pixels of one
+   float) `first` holds pixel indices rather than byte offsets: a volume of 2^25 pixels or more has byte
+   offsets of 64-byte pixels past int32 (a channel's pixels stay within INTERLEAVE_LARGE_BYTES, 2^28). */
 IRGRID_AVX2_INLINE void SFX(irgrid_cubic_window)(const FT* g, irgrid_index p, irgrid_index m, int rank,
-        const irgrid_index* dims, const irgrid_index* pitches, int align, int replicate, int* first,
+        const irgrid_index* dims, const irgrid_index* pitches, int align, int replicate, int indices, int* first,
         FT (*wt)[4][LANES], irgrid_index* fallback, irgrid_index* nf) {
+    VI at;
     const VF one = SET1(1), all = CMP(one, one, _CMP_EQ_OQ);
     VF bad = ZERO(), out = ZERO(), gk[3], x, base, w[4];
     VI pixel = ISET1(0);
@@ -71,9 +74,9 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_window)(const FT* g, irgrid_index p, ir
     SFX(irgrid_record_fallback)(bad, p, m, fallback, nf);
     /* a dim without taps, or a fallback lane: plane D + 3 (row H + 3), the first of the 4 trailing zero
        planes (rows); with `replicate` a fallback lane only, at the first pixel */
-    ISTOREU(first, PIXEL_OFFSET(replicate ? KEEP_INDEX(pixel, ANDNOT(bad, all), ISET1(0))
-                                          : KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all),
-                                                       ISET1((int)((dims[0] + 3) * pitches[0])))));
+    at = replicate ? KEEP_INDEX(pixel, ANDNOT(bad, all), ISET1(0))
+                   : KEEP_INDEX(pixel, ANDNOT(OR(out, bad), all), ISET1((int)((dims[0] + 3) * pitches[0])));
+    ISTOREU(first, indices ? at : PIXEL_OFFSET(at));
 }
 
 /* One row's four x taps (byte offsets x within the row), weighted. */
@@ -100,7 +103,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_block)(const FT* g, irgrid_index p, irg
         const irgrid_index* dims, const irgrid_index* pitches, int padding, int align, int (*pix)[4][LANES],
         FT (*wt)[4][LANES], irgrid_index* fallback, irgrid_index* nf) {
     if (padding == 0)
-        SFX(irgrid_cubic_window)(g, p, m, rank, dims, pitches, align, 0, pix[0][0], wt, fallback, nf);
+        SFX(irgrid_cubic_window)(g, p, m, rank, dims, pitches, align, 0, 0, pix[0][0], wt, fallback, nf);
     else
         SFX(irgrid_cubic_taps)(g, p, m, rank, dims, pitches, padding, align, pix, wt, fallback, nf);
 }

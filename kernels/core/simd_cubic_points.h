@@ -140,9 +140,9 @@ static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, 
     const irgrid_index pitch = dims[R - 1] + pad, plane = R == 3 ? (dims[1] + pad) * pitch : pitch;
     const irgrid_index pitches[3] = {plane, R == 3 ? pitch : 1, 1};
     const irgrid_index size = (dims[0] + (replicate ? 6 : 7)) * plane;  /* a channel's scratch */
-    /* irgrid_cubic_window's offsets are in bytes of 64-byte pixels (PIXEL_OFFSET); here a pixel is a
-       float. Its zero window: the first of the 4 trailing zero planes (2-D: rows). */
-    const __m512i no_taps = _mm512_set1_epi32((int)((dims[0] + 3) * plane * 64));
+    /* irgrid_cubic_window's zero window (in pixel indices): the first of the 4 trailing zero planes (2-D:
+       rows) */
+    const __m512i no_taps = _mm512_set1_epi32((int)((dims[0] + 3) * plane));
     irgrid_cubic_points16 q[IRGRID_CUBIC_POINTS_BLOCKS];
     __m512 wx[4], wy[4], acc;
     __m512i first;
@@ -152,11 +152,10 @@ static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, 
         for (i = 0, p = p0; i < IRGRID_CUBIC_POINTS_BLOCKS && p < n; i++, p += 16) {
             m = n - p < 16 ? n - p : 16;
             q[i].store = (__mmask16)((1u << m) - 1);
-            irgrid_cubic_window_f32x16(g, p, m, (int)R, dims, pitches, align, replicate, q[i].first, q[i].wt, fallback,
-                                       &nf);
+            irgrid_cubic_window_f32x16(g, p, m, (int)R, dims, pitches, align, replicate, 1, q[i].first, q[i].wt,
+                                       fallback, &nf);
             first = _mm512_loadu_si512(q[i].first);
             q[i].kept = replicate ? (__mmask16)0xFFFF : _mm512_cmpneq_epi32_mask(first, no_taps);
-            _mm512_storeu_si512(q[i].first, _mm512_srli_epi32(first, 6));
         }
         blocks = i;
         for (c = 0; c < channels; c++)

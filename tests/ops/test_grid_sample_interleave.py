@@ -343,6 +343,31 @@ def test_3d_cubic_one_channel_pixels_past_the_row_scratch(channels, padding):
                                **TOLERANCES[np.float32])
 
 
+def test_3d_cubic_one_channel_pixels_of_a_volume_past_2_to_the_26():
+    """One-channel pixels of a volume of more than 2^26 pixels (a 300 x 512 x 512 CT-sized volume): the
+    run took its taps' byte offsets of 64-byte pixels in int32 and shifted them back, so a point past
+    pixel 2^26 read the wrong pixel (off by 2-4 here); they are pixel indices now. Bitwise at 1 and 2
+    threads, and against onnx.reference (f32 tolerances) on a crop of the volume around the points (the
+    oracle takes 10 s on the whole volume), the points' coordinates carried over in f64. About 0.7 GB."""
+    if not sampling.avx512_available():
+        pytest.skip("one-channel pixels run 16 points a vector: AVX-512")
+    rng = keyed_rng("cubic-points-past-2^26")
+    dims = np.array([300, 512, 512])
+    x = rng.random((1, 1, *dims), dtype=np.float32)
+    grid = dyadic(rng, (1, 8, 8, 8, 3), 0.1, oracle_step(3, "cubic"))  # rows and columns 230-281
+    grid[..., 2] = 0.7 + np.abs(grid[..., 2]) * 2.9  # depth 254-298: first taps past pixel 2^26
+    sampling.use_interleave("auto")
+    assert sample_plan(x.shape, grid.shape, np.float32, "cubic", "zeros", False).route(2) == "interleaved 1 rows"
+    outs = [sample(x, grid.astype(np.float32), "cubic", "zeros", False, threads) for threads in (1, 2)]
+    assert outs[0].tobytes() == outs[1].tobytes()
+    start, stop = np.array([240, 220, 220]), np.array([300, 292, 292])  # every point's 4 x 4 x 4 taps inside
+    crop = x[:, :, start[0]:stop[0], start[1]:stop[1], start[2]:stop[2]].astype(np.float64)
+    pixel = ((grid + 1) * dims[::-1] - 1) / 2  # align_corners=False, innermost first
+    cropped = ((2 * (pixel - start[::-1]) + 1) / (stop - start)[::-1] - 1).reshape(1, 1, 1, -1, 3)[..., ::16, :]
+    expected = run_onnx_reference(crop, cropped, "cubic", "zeros", False)  # 32 points (15 ms each)
+    np.testing.assert_allclose(outs[1].reshape(1, 1, 1, 1, -1)[..., ::16], expected, **TOLERANCES[np.float32])
+
+
 def _nearest_by_reads(x, grid, padding: str, align: bool) -> dict:
     """2-D nearest under the current policies, read by gathers and by scalar loads, at 1, 2 and 3 threads:
     {(threads, gather policy): output}."""
