@@ -259,13 +259,15 @@ static int large_cubic_points(const irgrid_grid_sample* p, irgrid_index bytes) {
            && bytes <= x_share(p);
 }
 
-/* Whether a cubic call (2-D or 3-D) takes pixels of one channel (simd_cubic_points.h; the plan's rows
-   2): f32 with zeros or border padding and at most CUBIC_POINTS_CHANNELS channels, on calls wide_call allows,
-   their row scratch (each worker copies it whole) within INTERLEAVE_MAX_BYTES in 2-D and
-   CUBIC_POINTS_3D_BYTES in 3-D. Past about L2's size a random grid's 16 rows a point miss it: X
-   1xCx32x64x64 (700 KiB a channel), random grid, took 0.58x the 8-channel run's time at one channel,
-   1.25x at two and 1.95x at three (smooth: 0.39x, 0.69x, 0.96x), where in 2-D (4 rows a point) X
-   1x3x512x512 (3.2 MiB) still took 0.49x and 0.56x (benchmarks/README.md, "Cubic of few channels by
+/* Whether a cubic call (2-D or 3-D) takes pixels of one channel (simd_cubic_points.h, 16 points a vector on
+   calls wide_call allows, else simd_cubic_points8.h's 8; the plan's rows 2): f32 with zeros or border
+   padding and at most CUBIC_POINTS_CHANNELS channels, their row scratch (each worker copies it whole) within
+   INTERLEAVE_MAX_BYTES in 2-D and CUBIC_POINTS_3D_BYTES in 3-D. Past about L2's size a random grid's 16 rows
+   a point miss it: X 1xCx32x64x64 (700 KiB a channel), random grid, took 0.58x the 8-channel run's time at
+   one channel, 1.25x at two and 1.95x at three (smooth: 0.39x, 0.69x, 0.96x), where in 2-D (4 rows a point)
+   X 1x3x512x512 (3.2 MiB) still took 0.49x and 0.56x (benchmarks/README.md, "Cubic of few channels by
+   points"). By 8 points (under the AVX2 cap on Zen 5) 3-D one channel took 0.47-0.57x, 2-D one to three
+   0.40-0.88x, X 1x1x512x512 (which took the gather path) 0.28-0.31x ("Cubic of few channels by 8
    points"). */
 #define CUBIC_POINTS_CHANNELS 3
 #define CUBIC_POINTS_3D_BYTES ((irgrid_index)1 << 20)
@@ -273,7 +275,7 @@ static int cubic_points(const irgrid_grid_sample* p) {
     const irgrid_index bytes = (p->padding == IRGRID_PAD_BORDER ? replicate_pixels(p->rank, p->dims)
                                                                  : row_pixels(p->rank, p->dims)) * p->channels * 4;
     return p->mode == IRGRID_MODE_CUBIC && p->padding != IRGRID_PAD_REFLECTION && p->channels <= CUBIC_POINTS_CHANNELS
-           && wide_call(p)
+           && p->dtype == IRGRID_F32
            && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES
                             : p->rank == 3 && (bytes <= CUBIC_POINTS_3D_BYTES || large_cubic_points(p, bytes)));
 }
@@ -316,6 +318,7 @@ static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsiz
     }
     if (p->interleave != IRGRID_POLICY_NEVER && cubic_points(p)) {
         p->rows = 2;
+        p->wide = wide_call(p);  /* 16 points a vector, else 8 */
         return p->channels;
     }
     p->rows = rows_layout(p);

@@ -186,8 +186,8 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
                                                    p->plane, p->pixel, p->dims, p->padding, p->align_corners,
                                                    p->loads, fallback);
     else if (scratch != NULL && rows == 2)
-        n_fallback = irgrid_cubic_points_run_f32x1(scratch, g, yb, n, channels, y_cstride, rank, p->dims,
-                                                   p->padding, p->align_corners, fallback);
+        n_fallback = (p->wide ? irgrid_cubic_points_run_f32x1 : irgrid_cubic_points8_run_f32x1)(
+            scratch, g, yb, n, channels, y_cstride, rank, p->dims, p->padding, p->align_corners, fallback);
     else
 #endif
     if (scratch != NULL && rank == 2 && rows)

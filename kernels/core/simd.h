@@ -430,6 +430,7 @@ IRGRID_AVX512_INLINE void irgrid_transpose_ps16(__m512* r) {
     _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(other), _mm256_castsi256_ps(idx), ok))
 #define PIXEL_OFFSET(v) _mm256_slli_epi32(v, 5)
 #include "simd_body.h"
+#include "simd_cubic_points8.h"
 
 /* ------------------------------------------------------------------ f64, 4 lanes */
 #define FT double
@@ -557,6 +558,9 @@ static void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels
 static void irgrid_replicate_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
         irgrid_index rank, const irgrid_index* dims, float* s) {}
 static irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims, int padding,
+        int align, irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_cubic_points8_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims, int padding,
         int align, irgrid_index* fallback) { return -1; }
 static void irgrid_interleave_narrow_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,

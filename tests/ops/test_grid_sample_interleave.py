@@ -7,7 +7,8 @@ cubic) and, for 3-D cubic, onnx.reference's GridSample-22:
 - NaN, Inf and huge coordinates among ordinary ones (the scalar path's values for those);
 - zeros padding next to Inf/NaN in X (the zero pixel stands in for dropped taps);
 - pixels of 8 and of 16 f32 channels (`sampling.use_avx512`), and the 16-channel run's non-temporal
-  stores of a large output; cubic's pixels of one channel (one to three channels, zeros or border padding);
+  stores of a large output; cubic's pixels of one channel (one to three channels, zeros or border padding,
+  16 or 8 points a vector);
   2-D nearest of one to four channels by points (its own run, taken with the policy "auto");
 - 1 vs 2 threads and blockings (points split into spans) bitwise, and bitwise equal to the gather
   path (same FMA chain per output), so AffineGrid fused or not gives the same bits whichever is chosen;
@@ -162,7 +163,8 @@ def test_cubic_generic_run_where_the_row_scratch_does_not_fit(rank, padding, dty
     image whose row scratch exceeds 8 MiB while its plane and one zero pixel fit (3-D: 71 * 67 * 66
     against 64 * 64 * 63 + 1 pixels of 32 bytes; 2-D: 517 * 513 against 510 * 510 + 1), one channel,
     so that two workers' row scratches would exceed 4x X's bytes (grid_sample.c's scratch_fits), takes
-    the generic interleaved run instead: the oracle agrees."""
+    the generic interleaved run instead (f32 with zeros or border padding one-channel pixels, 8 points a
+    vector: a call of 30 points runs no 512-bit code): the oracle agrees."""
     dims = (64, 64, 63) if rank == 3 else (510, 510)
     rows = (71 * 67 * 66) if rank == 3 else (517 * 513)
     assert rows * 32 > 8 << 20 >= (np.prod(dims) + 1) * 32  # grid_sample.c's INTERLEAVE_MAX_BYTES
@@ -174,7 +176,8 @@ def test_cubic_generic_run_where_the_row_scratch_does_not_fit(rank, padding, dty
         grid = np.clip(grid, -edge, edge)
     expected = CUBIC_ORACLE[rank](x, grid, "cubic", padding, False)
     plan = sample_plan(x.shape, grid.shape, dtype, "cubic", padding, False)
-    assert plan.route(2) == f"interleaved {32 // np.dtype(dtype).itemsize}"
+    points = dtype == np.float32 and padding != "reflection"  # grid_sample.c's cubic_points
+    assert plan.route(2) == ("interleaved 1 rows" if points else f"interleaved {32 // np.dtype(dtype).itemsize}")
     got = plan(x.astype(dtype), grid.astype(dtype), None, 2)
     np.testing.assert_allclose(got, expected, **TOLERANCES[dtype])
 
@@ -270,16 +273,16 @@ def test_2d_cubic_16_channel_pixels_bitwise_as_8(padding, align):
 @pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6), (9, 10, 11), (1, 1, 1), (2, 1, 3),
                                   (5, 7, 1)], ids=str)
 def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
-    """On a CPU with AVX-512, 2-D and 3-D cubic of one to three f32 channels with zeros or border padding
-    runs over a scratch of one-channel pixels, 16 points a vector (kernels/core/simd_cubic_points.h; border
-    over a copy that repeats every edge pixel 3 times): the same sums lane for lane, so bitwise the outputs
-    of 8-channel pixels (3-D: binned or not), at 1, 2 and 3 threads (spans of points split among workers
-    that each copy the planes), on planes down to one pixel, with coordinates to 1.3 (taps past the
-    edges, all four of them for some) and special ones among the points (the scalar path's), and Inf and
-    NaN in X's other channel; the ordinary points against onnxruntime (2-D) and onnx.reference (3-D,
-    where it is right for border: no coordinate outside the volume, docs/semantics.md)."""
-    if not sampling.avx512_available():
-        pytest.skip("one-channel pixels run 16 points a vector: AVX-512")
+    """2-D and 3-D cubic of one to three f32 channels with zeros or border padding runs over a scratch of
+    one-channel pixels, 16 points a vector on a call that may run 512-bit code
+    (kernels/core/simd_cubic_points.h), else 8 (simd_cubic_points8.h; border over a copy that repeats
+    every edge pixel 3 times): the same sums lane for lane, so bitwise the outputs of 8-channel pixels (the
+    same channels of a four-channel call, which takes them; 3-D: binned or not), by 8 and by 16 points, at
+    1, 2 and 3 threads (spans of points split among workers that each copy the planes), on planes down to
+    one pixel, with coordinates to 1.3 (taps past the edges, all four of them for some) and special ones
+    among the points (the scalar path's), and Inf and NaN in the fourth channel, which only the
+    four-channel call reads; the ordinary points against onnxruntime (2-D) and onnx.reference (3-D, where
+    it is right for border: no coordinate outside the volume, docs/semantics.md)."""
     rank = len(dims)
     rng = keyed_rng("cubic-points", dims, align, padding)
     x = rng.uniform(-1, 1, (2, 4, *dims))
@@ -294,20 +297,23 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
     ordinary.reshape(-1)[100::97] = False
     grid.reshape(-1, rank)[100::97, rng.integers(0, rank)] = SPECIALS[rng.integers(0, len(SPECIALS))]
     x, grid = x.astype(np.float32), grid.astype(np.float32)
-    x[:, 3] = np.where(rng.random(dims) < 0.5, np.inf, np.nan)  # a channel no call below reads
-    was = sampling.use_avx512("never"), sampling.use_binning("auto")
+    x[:, 3] = np.where(rng.random(dims) < 0.5, np.inf, np.nan)
+    assert sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, align).route(2).endswith("8 rows")
+    rows8 = sample(x, grid, "cubic", padding, align, 2)
+    was = sampling.use_avx512("auto"), sampling.use_binning("auto")
     try:
+        if rank == 3:  # the 8-channel run on a grid bins scattered points; unbinned, the same bits
+            sampling.use_binning("never")
+            assert sample(x, grid, "cubic", padding, align, 2).tobytes() == rows8.tobytes()
+            sampling.use_binning("auto")
         for channels in (1, 2, 3):
-            sampling.use_avx512("never")
-            narrow = sample(x[:, :channels], grid, "cubic", padding, align, 2)
-            if rank == 3:  # the 8-channel run on a grid bins scattered points; unbinned, the same bits
-                sampling.use_binning("never")
-                assert sample(x[:, :channels], grid, "cubic", padding, align, 2).tobytes() == narrow.tobytes()
-                sampling.use_binning("auto")
-            sampling.use_avx512("auto")
-            for threads in (1, 2, 3):
-                points = sample(x[:, :channels], grid, "cubic", padding, align, threads)
-                assert points.tobytes() == narrow.tobytes(), (channels, threads)
+            for lanes in ("never", "auto"):  # 8 points a vector; 16 where the CPU has AVX-512
+                sampling.use_avx512(lanes)
+                assert sample_plan((2, channels, *dims), grid.shape, np.float32, "cubic", padding,
+                                   align).route(2) == f"interleaved {channels} rows"
+                for threads in (1, 2, 3):
+                    points = sample(x[:, :channels], grid, "cubic", padding, align, threads)
+                    assert points.tobytes() == rows8[:, :channels].tobytes(), (channels, lanes, threads)
             np.testing.assert_allclose(np.moveaxis(points, 1, -1)[ordinary],
                                        np.moveaxis(expected[:, :channels], 1, -1)[ordinary],
                                        **TOLERANCES[np.float32], err_msg=f"C={channels}")
@@ -321,19 +327,25 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
 def test_3d_cubic_one_channel_pixels_past_the_row_scratch(channels, padding):
     """A volume whose 8-channel row scratch exceeds what irgrid allows a call (grid_sample.c's x_share: 4
     times X's bytes) at one or two channels runs over one-channel pixels past their usual 1 MiB (it went
-    to the scalar path, 6-12x slower): against onnx.reference (ordinary points, where its border is right:
-    docs/semantics.md), and bitwise at 1, 2 and 3 threads."""
-    if not sampling.avx512_available():
-        pytest.skip("one-channel pixels run 16 points a vector: AVX-512")
+    to the scalar path, 6-12x slower; without 512-bit code 10-20x): against onnx.reference (ordinary
+    points, where its border is right: docs/semantics.md), and bitwise at 1, 2 and 3 threads, by 8 and by
+    16 points a vector."""
     rng = keyed_rng("large-cubic-points", channels, padding)
     dims = (48, 72, 72)  # 1.2 MiB of one-channel pixels a channel
     x = rng.uniform(-1, 1, (1, channels, *dims)).astype(np.float32)
     grid = dyadic(rng, (1, 5, 9, 13, 3), 1.1, oracle_step(3, "cubic"))  # 585 points
     sampling.use_interleave("auto")
-    assert sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, False).route(2) == \
-        f"interleaved {channels} rows"
-    outs = [sample(x, grid, "cubic", padding, False, threads) for threads in (1, 2, 3)]
-    assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
+    outs = []
+    was = sampling.use_avx512("never")
+    try:
+        for lanes in ("never", "auto"):  # 8 points a vector; 16 where the CPU has AVX-512
+            sampling.use_avx512(lanes)
+            assert sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, False).route(2) == \
+                f"interleaved {channels} rows"
+            outs += [sample(x, grid, "cubic", padding, False, threads) for threads in (1, 2, 3)]
+    finally:
+        sampling.use_avx512(was)
+    assert len({out.tobytes() for out in outs}) == 1
     some = grid.reshape(1, 1, 1, -1, 3)[:, :, :, ::9].astype(np.float64)  # 65 points (the oracle's 15 ms each)
     expected = run_onnx_reference(x.astype(np.float64), some, "cubic", padding, False)
     pixel = ((some + 1) * np.array(dims[::-1]) - 1) / 2
@@ -347,19 +359,25 @@ def test_3d_cubic_one_channel_pixels_of_a_volume_past_2_to_the_26():
     """One-channel pixels of a volume of more than 2^26 pixels (a 300 x 512 x 512 CT-sized volume): the
     run took its taps' byte offsets of 64-byte pixels in int32 and shifted them back, so a point past
     pixel 2^26 read the wrong pixel (off by 2-4 here); they are pixel indices now. Bitwise at 1 and 2
-    threads, and against onnx.reference (f32 tolerances) on a crop of the volume around the points (the
+    threads, by 8 and by 16 points a vector, and against onnx.reference (f32 tolerances) on a crop of the volume around the points (the
     oracle takes 10 s on the whole volume), the points' coordinates carried over in f64. About 0.7 GB."""
-    if not sampling.avx512_available():
-        pytest.skip("one-channel pixels run 16 points a vector: AVX-512")
     rng = keyed_rng("cubic-points-past-2^26")
     dims = np.array([300, 512, 512])
     x = rng.random((1, 1, *dims), dtype=np.float32)
     grid = dyadic(rng, (1, 8, 8, 8, 3), 0.1, oracle_step(3, "cubic"))  # rows and columns 230-281
     grid[..., 2] = 0.7 + np.abs(grid[..., 2]) * 2.9  # depth 254-298: first taps past pixel 2^26
     sampling.use_interleave("auto")
-    assert sample_plan(x.shape, grid.shape, np.float32, "cubic", "zeros", False).route(2) == "interleaved 1 rows"
-    outs = [sample(x, grid.astype(np.float32), "cubic", "zeros", False, threads) for threads in (1, 2)]
-    assert outs[0].tobytes() == outs[1].tobytes()
+    outs = []
+    was = sampling.use_avx512("never")
+    try:
+        for lanes in ("never", "auto"):  # 8 points a vector; 16 where the CPU has AVX-512
+            sampling.use_avx512(lanes)
+            assert sample_plan(x.shape, grid.shape, np.float32, "cubic", "zeros", False).route(2) == \
+                "interleaved 1 rows"
+            outs += [sample(x, grid.astype(np.float32), "cubic", "zeros", False, threads) for threads in (1, 2)]
+    finally:
+        sampling.use_avx512(was)
+    assert len({out.tobytes() for out in outs}) == 1
     start, stop = np.array([240, 220, 220]), np.array([300, 292, 292])  # every point's 4 x 4 x 4 taps inside
     crop = x[:, :, start[0]:stop[0], start[1]:stop[1], start[2]:stop[2]].astype(np.float64)
     pixel = ((grid + 1) * dims[::-1] - 1) / 2  # align_corners=False, innermost first
