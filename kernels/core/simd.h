@@ -101,6 +101,7 @@ static inline void irgrid_items_advance(irgrid_items* items, irgrid_index lanes)
 #define IRGRID_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
 #include "simd_transpose.h"
 #endif
+#include "simd_cubic_layout.h"
 
 /* Ranks, modes and sizes the gather path covers: 2-D nearest, linear and cubic, 3-D nearest and
    linear, with plane indices in int32 (mode 0 nearest, 1 linear, 2 cubic: interpolation.h's codes). */
@@ -430,7 +431,6 @@ IRGRID_AVX512_INLINE void irgrid_transpose_ps16(__m512* r) {
     _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(other), _mm256_castsi256_ps(idx), ok))
 #define PIXEL_OFFSET(v) _mm256_slli_epi32(v, 5)
 #include "simd_body.h"
-#include "simd_cubic_points8.h"
 
 /* ------------------------------------------------------------------ f64, 4 lanes */
 #define FT double
@@ -553,10 +553,6 @@ static irgrid_index irgrid_cubic2d_run_f32x16(const float* s, const float* g, fl
 static irgrid_index irgrid_interleaved_sample_f32x16(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
-static void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
-        irgrid_index rank, const irgrid_index* dims, float* s) {}
-static void irgrid_replicate_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
-        irgrid_index rank, const irgrid_index* dims, float* s) {}
 static irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims, int padding,
         int align, irgrid_index* fallback) { return -1; }

@@ -6,5 +6,8 @@
 #include "simd_interleave.h"
 #include "simd_cubic.h"
 #include "simd_binning.h"
+#if LANES == 8  /* f32: cubic's one-channel pixels by 8 points (16: the 16-lane section's simd_cubic_points.h) */
+#include "simd_cubic_points8.h"
+#endif
 
 #include "simd_undef.h"

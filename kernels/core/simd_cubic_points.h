@@ -14,8 +14,8 @@
    irgrid_cubic_run's (a row's 4 taps with the x weights, MUL then FMAs, the 4 rows with the y weights, in 3-D
    the 4 planes with the z weights), lane for lane, so the bits are the row runs' at 8 and 16 channels. A
    whole volume's scratch (a few hundred KiB a channel where the plan takes this run) stays in L2, so it is
-   copied at once and its points are not binned. The layouts are simd_cubic_points8.h's (its 8-point run
-   reads them too). */
+   copied at once and its points are not binned. The layouts: simd_cubic_layout.h (simd_cubic_points8.h's
+   8-point run reads them too). */
 
 /* Four 4 x 4 transposes, one a 128-bit lane: lane L of t[j] holds element j of lane L of z[0], z[1], z[2] and
    z[3] (four floats each). */
@@ -31,7 +31,7 @@ IRGRID_AVX512_INLINE void irgrid_transpose_4x4_lanes(const __m512* z, __m512* t)
 /* Row r's 4 taps of 16 points (their first taps at s + first[k] + offset) as 4 vectors, tap j of point
    k in lane k of t[j]: 16 loads of 4 floats, 4 x 4 transposes within 128-bit lanes (point 4L + k's
    taps in lane L of register k, so that the transposes leave points in order). */
-IRGRID_AVX512_INLINE void irgrid_cubic_row_taps(const float* s, const int* first, irgrid_index offset, __m512* t) {
+IRGRID_AVX512_INLINE void SFX(irgrid_cubic_row_taps)(const float* s, const int* first, irgrid_index offset, __m512* t) {
     __m512 z[4];
     int k;
     for (k = 0; k < 4; k++) {
@@ -43,22 +43,7 @@ IRGRID_AVX512_INLINE void irgrid_cubic_row_taps(const float* s, const int* first
     irgrid_transpose_4x4_lanes(z, t);
 }
 
-/* One plane's 4 rows of 16 points (the plane's first row at `offset` from each point's first tap),
-   summed as irgrid_plane_sum sums them. */
-IRGRID_AVX512_INLINE __m512 irgrid_cubic_plane_taps(const float* s, const int* first, irgrid_index offset,
-                                                    irgrid_index pitch, const __m512* wy, const __m512* wx) {
-    __m512 t[4], row, acc = _mm512_setzero_ps();
-    int r;
-    for (r = 0; r < 4; r++) {
-        irgrid_cubic_row_taps(s, first, offset + r * pitch, t);
-        row = _mm512_mul_ps(wx[0], t[0]);
-        row = _mm512_fmadd_ps(wx[1], t[1], row);
-        row = _mm512_fmadd_ps(wx[2], t[2], row);
-        row = _mm512_fmadd_ps(wx[3], t[3], row);
-        acc = r ? _mm512_fmadd_ps(wy[r], row, acc) : _mm512_mul_ps(wy[0], row);
-    }
-    return acc;
-}
+#include "simd_cubic_points_sum.h"
 
 /* The taps of a block of 16 points: each one's first tap (a float index into a channel's scratch), the
    weights per dim (outermost first), the lanes that keep a tap and those stored. */
@@ -77,23 +62,19 @@ typedef struct {
 static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y,
         irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
         int padding, int align, irgrid_index* fallback) {
-    const int replicate = padding == IRGRID_PAD_BORDER, pad = replicate ? 6 : 3;  /* pixels around a row */
-    const irgrid_index pitch = dims[R - 1] + pad, plane = R == 3 ? (dims[1] + pad) * pitch : pitch;
-    const irgrid_index pitches[3] = {plane, R == 3 ? pitch : 1, 1};
-    const irgrid_index size = (dims[0] + (replicate ? 6 : 7)) * plane;  /* a channel's scratch */
-    /* irgrid_cubic_window's zero window (in pixel indices): the first of the 4 trailing zero planes (2-D:
-       rows) */
-    const __m512i no_taps = _mm512_set1_epi32((int)((dims[0] + 3) * plane));
+    const int replicate = padding == IRGRID_PAD_BORDER;
+    const irgrid_cubic_layout at = irgrid_cubic_layout_of(R, dims, replicate);
+    const __m512i no_taps = _mm512_set1_epi32(at.no_taps);
     irgrid_cubic_points16 q[IRGRID_CUBIC_POINTS_BLOCKS];
-    __m512 wx[4], wy[4], acc;
+    __m512 acc;
     __m512i first;
     irgrid_index p0, p, m, c, nf = 0;
-    int i, j, blocks;
+    int i, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_CUBIC_POINTS_BLOCKS) {
         for (i = 0, p = p0; i < IRGRID_CUBIC_POINTS_BLOCKS && p < n; i++, p += 16) {
             m = n - p < 16 ? n - p : 16;
             q[i].store = (__mmask16)((1u << m) - 1);
-            irgrid_cubic_window_f32x16(g, p, m, (int)R, dims, pitches, align, replicate, 1, q[i].first, q[i].wt,
+            irgrid_cubic_window_f32x16(g, p, m, (int)R, dims, at.pitches, align, replicate, 1, q[i].first, q[i].wt,
                                        fallback, &nf);
             first = _mm512_loadu_si512(q[i].first);
             q[i].kept = replicate ? (__mmask16)0xFFFF : _mm512_cmpneq_epi32_mask(first, no_taps);
@@ -101,20 +82,8 @@ static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, 
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++) {
-                for (j = 0; j < 4; j++) {
-                    wy[j] = _mm512_loadu_ps(q[i].wt[R - 2][j]);
-                    wx[j] = _mm512_loadu_ps(q[i].wt[R - 1][j]);
-                }
-                if (R == 2) {
-                    acc = irgrid_cubic_plane_taps(s + c * size, q[i].first, 0, pitch, wy, wx);
-                } else {
-                    acc = _mm512_mul_ps(_mm512_loadu_ps(q[i].wt[0][0]),
-                                        irgrid_cubic_plane_taps(s + c * size, q[i].first, 0, pitch, wy, wx));
-                    for (j = 1; j < 4; j++)
-                        acc = _mm512_fmadd_ps(
-                            _mm512_loadu_ps(q[i].wt[0][j]),
-                            irgrid_cubic_plane_taps(s + c * size, q[i].first, j * plane, pitch, wy, wx), acc);
-                }
+                acc = SFX(irgrid_cubic_points_sum)(s + c * at.size, q[i].first, (const float (*)[4][16])q[i].wt, R,
+                                                   at.pitch, at.plane);
                 /* a point without taps is +0, as the row runs leave it */
                 _mm512_mask_storeu_ps(y + c * y_cstride + p0 + 16 * i, q[i].store, _mm512_maskz_mov_ps(q[i].kept, acc));
             }

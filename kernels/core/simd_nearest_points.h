@@ -132,7 +132,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
             t[2] = t[3] = _mm512_setzero_ps();  /* (never stored: channels <= 2) */
         } else {
             _mm512_storeu_si512(at, _mm512_slli_epi32(idx, 2));
-            irgrid_cubic_row_taps(s, at, 0, t);  /* a pixel's 4 channels as a row's 4 taps */
+            irgrid_cubic_row_taps_f32x16(s, at, 0, t);  /* a pixel's 4 channels as a row's 4 taps */
         }
         for (c = 0; c < channels; c++)
             _mm512_mask_storeu_ps(y + c * y_cstride + p, store, t[c]);

@@ -322,6 +322,22 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
         sampling.use_binning(was[1])
 
 
+def _by_8_and_16_points(x, grid, padding: str, threads: tuple) -> list:
+    """Cubic of f32 x over one-channel pixels (its route checked) by 8 points a vector, then by 16 where the
+    CPU has AVX-512 (sampling.use_avx512), at each thread count: the outputs."""
+    outs = []
+    was = sampling.use_avx512("never")
+    try:
+        for lanes in ("never", "auto"):
+            sampling.use_avx512(lanes)
+            assert sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, False).route(2) == \
+                f"interleaved {x.shape[1]} rows"
+            outs += [sample(x, grid, "cubic", padding, False, count) for count in threads]
+    finally:
+        sampling.use_avx512(was)
+    return outs
+
+
 @pytest.mark.parametrize("padding", ["zeros", "border"])
 @pytest.mark.parametrize("channels", [1, 2])
 def test_3d_cubic_one_channel_pixels_past_the_row_scratch(channels, padding):
@@ -335,16 +351,7 @@ def test_3d_cubic_one_channel_pixels_past_the_row_scratch(channels, padding):
     x = rng.uniform(-1, 1, (1, channels, *dims)).astype(np.float32)
     grid = dyadic(rng, (1, 5, 9, 13, 3), 1.1, oracle_step(3, "cubic"))  # 585 points
     sampling.use_interleave("auto")
-    outs = []
-    was = sampling.use_avx512("never")
-    try:
-        for lanes in ("never", "auto"):  # 8 points a vector; 16 where the CPU has AVX-512
-            sampling.use_avx512(lanes)
-            assert sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, False).route(2) == \
-                f"interleaved {channels} rows"
-            outs += [sample(x, grid, "cubic", padding, False, threads) for threads in (1, 2, 3)]
-    finally:
-        sampling.use_avx512(was)
+    outs = _by_8_and_16_points(x, grid, padding, (1, 2, 3))
     assert len({out.tobytes() for out in outs}) == 1
     some = grid.reshape(1, 1, 1, -1, 3)[:, :, :, ::9].astype(np.float64)  # 65 points (the oracle's 15 ms each)
     expected = run_onnx_reference(x.astype(np.float64), some, "cubic", padding, False)
@@ -359,24 +366,16 @@ def test_3d_cubic_one_channel_pixels_of_a_volume_past_2_to_the_26():
     """One-channel pixels of a volume of more than 2^26 pixels (a 300 x 512 x 512 CT-sized volume): the
     run took its taps' byte offsets of 64-byte pixels in int32 and shifted them back, so a point past
     pixel 2^26 read the wrong pixel (off by 2-4 here); they are pixel indices now. Bitwise at 1 and 2
-    threads, by 8 and by 16 points a vector, and against onnx.reference (f32 tolerances) on a crop of the volume around the points (the
-    oracle takes 10 s on the whole volume), the points' coordinates carried over in f64. About 0.7 GB."""
+    threads, by 8 and by 16 points a vector, and against onnx.reference (f32 tolerances) on a crop of the
+    volume around the points (the oracle takes 10 s on the whole volume), the points' coordinates carried
+    over in f64. About 0.7 GB."""
     rng = keyed_rng("cubic-points-past-2^26")
     dims = np.array([300, 512, 512])
     x = rng.random((1, 1, *dims), dtype=np.float32)
     grid = dyadic(rng, (1, 8, 8, 8, 3), 0.1, oracle_step(3, "cubic"))  # rows and columns 230-281
     grid[..., 2] = 0.7 + np.abs(grid[..., 2]) * 2.9  # depth 254-298: first taps past pixel 2^26
     sampling.use_interleave("auto")
-    outs = []
-    was = sampling.use_avx512("never")
-    try:
-        for lanes in ("never", "auto"):  # 8 points a vector; 16 where the CPU has AVX-512
-            sampling.use_avx512(lanes)
-            assert sample_plan(x.shape, grid.shape, np.float32, "cubic", "zeros", False).route(2) == \
-                "interleaved 1 rows"
-            outs += [sample(x, grid.astype(np.float32), "cubic", "zeros", False, threads) for threads in (1, 2)]
-    finally:
-        sampling.use_avx512(was)
+    outs = _by_8_and_16_points(x, grid.astype(np.float32), "zeros", (1, 2))
     assert len({out.tobytes() for out in outs}) == 1
     start, stop = np.array([240, 220, 220]), np.array([300, 292, 292])  # every point's 4 x 4 x 4 taps inside
     crop = x[:, :, start[0]:stop[0], start[1]:stop[1], start[2]:stop[2]].astype(np.float64)
