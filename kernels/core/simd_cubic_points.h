@@ -28,19 +28,37 @@ IRGRID_AVX512_INLINE void irgrid_transpose_4x4_lanes(const __m512* z, __m512* t)
     t[3] = _mm512_shuffle_ps(u1, u3, 0xEE);
 }
 
-/* Row r's 4 taps of 16 points (their first taps at s + first[k] + offset) as 4 vectors, tap j of point
-   k in lane k of t[j]: 16 loads of 4 floats, 4 x 4 transposes within 128-bit lanes (point 4L + k's
-   taps in lane L of register k, so that the transposes leave points in order). */
-IRGRID_AVX512_INLINE void SFX(irgrid_cubic_row_taps)(const float* s, const int* first, irgrid_index offset, __m512* t) {
+/* 16 points' 4 floats at s + first[k] + offset as 4 vectors, float j of point k in lane k of t[j]: 16 loads
+   of 4 floats, 4 x 4 transposes within 128-bit lanes (point 4L + k's floats in lane L of register k, so that
+   the transposes leave points in order). The loads go into place by masked broadcasts (`broadcast`: a
+   load and a blend each) or by inserts (a load and a shuffle each). On Zen 5 cubic's runs took 0.83-0.85x
+   the time by broadcasts on a random 3-D grid of one channel and 0.87-0.93x on random 2-D grids of two
+   and three (their loads, which miss L1 there, no longer wait for the shuffle unit that the transposes
+   keep busy; smooth grids 0.99-1.01x), 2-D nearest's 4-channel pixels 1.02-1.04x (benchmarks/README.md,
+   "Cubic's row loads by broadcasts"). */
+IRGRID_AVX512_INLINE void irgrid_quads_f32x16(const float* s, const int* first, irgrid_index offset, int broadcast,
+                                              __m512* t) {
     __m512 z[4];
     int k;
-    for (k = 0; k < 4; k++) {
-        z[k] = _mm512_castps128_ps512(_mm_loadu_ps(s + first[k] + offset));
-        z[k] = _mm512_insertf32x4(z[k], _mm_loadu_ps(s + first[k + 4] + offset), 1);
-        z[k] = _mm512_insertf32x4(z[k], _mm_loadu_ps(s + first[k + 8] + offset), 2);
-        z[k] = _mm512_insertf32x4(z[k], _mm_loadu_ps(s + first[k + 12] + offset), 3);
-    }
+    for (k = 0; k < 4; k++)
+        if (broadcast) {
+            z[k] = _mm512_broadcast_f32x4(_mm_loadu_ps(s + first[k] + offset));
+            z[k] = _mm512_mask_broadcast_f32x4(z[k], 0x00F0, _mm_loadu_ps(s + first[k + 4] + offset));
+            z[k] = _mm512_mask_broadcast_f32x4(z[k], 0x0F00, _mm_loadu_ps(s + first[k + 8] + offset));
+            z[k] = _mm512_mask_broadcast_f32x4(z[k], 0xF000, _mm_loadu_ps(s + first[k + 12] + offset));
+        } else {
+            z[k] = _mm512_castps128_ps512(_mm_loadu_ps(s + first[k] + offset));
+            z[k] = _mm512_insertf32x4(z[k], _mm_loadu_ps(s + first[k + 4] + offset), 1);
+            z[k] = _mm512_insertf32x4(z[k], _mm_loadu_ps(s + first[k + 8] + offset), 2);
+            z[k] = _mm512_insertf32x4(z[k], _mm_loadu_ps(s + first[k + 12] + offset), 3);
+        }
     irgrid_transpose_4x4_lanes(z, t);
+}
+
+/* Row r's 4 taps of 16 points (their first taps at s + first[k] + offset) as 4 vectors, tap j of point k in
+   lane k of t[j]. */
+IRGRID_AVX512_INLINE void SFX(irgrid_cubic_row_taps)(const float* s, const int* first, irgrid_index offset, __m512* t) {
+    irgrid_quads_f32x16(s, first, offset, 1, t);
 }
 
 #include "simd_cubic_points_sum.h"

@@ -1,6 +1,6 @@
 /* 2-D nearest of one to four f32 channels, zeros or border padding, 16 points a vector (a part of simd.h's
-   16-lane f32 section, after simd_cubic_points.h, whose transposed 16-byte loads it shares). Why: with a
-   few channels the gather path read each channel with a gather of its own, and on Zen 5 a channel's read
+   16-lane f32 section, after simd_cubic_points.h, whose transposed 16-byte loads, irgrid_quads_f32x16, it
+   shares). Why: with a few channels the gather path read each channel with a gather of its own, and on Zen 5 a channel's read
    (about 0.5 ns a point, a 16-lane gather or 16 scalar loads) costs twice the point's taps; there 2-D
    nearest of two channels took 1.1-1.2x OpenVINO's time (benchmarks/README.md, "Nearest of few channels
    by points").
@@ -132,7 +132,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
             t[2] = t[3] = _mm512_setzero_ps();  /* (never stored: channels <= 2) */
         } else {
             _mm512_storeu_si512(at, _mm512_slli_epi32(idx, 2));
-            irgrid_cubic_row_taps_f32x16(s, at, 0, t);  /* a pixel's 4 channels as a row's 4 taps */
+            irgrid_quads_f32x16(s, at, 0, 0, t);  /* a pixel's 4 channels */
         }
         for (c = 0; c < channels; c++)
             _mm512_mask_storeu_ps(y + c * y_cstride + p, store, t[c]);
