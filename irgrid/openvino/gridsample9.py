@@ -112,6 +112,8 @@ def _attributes(attrs: dict) -> tuple[tuple[str, str], ...]:
 
 
 def _factory():
+    """A NodeFactory that makes the native library's ops (it does not keep the library loaded: runner's
+    _keep_loaded does)."""
     from openvino.utils.node_factory import NodeFactory
 
     factory = NodeFactory("opset9")
@@ -120,10 +122,12 @@ def _factory():
 
 
 def _irgrid_node(factory, inputs: list, attributes: tuple[tuple[str, str], ...]) -> ov.Node:
+    """irgrid's GridSample (irgrid1) on these inputs, as the replacement and the timing both make it."""
     return factory.create("GridSample", inputs, dict(attributes))
 
 
 def _measurable(data: ov.PartialShape, grid: ov.PartialShape) -> bool:
+    """Whether a layer of these static shapes is small enough to time (LIMIT_BYTES) and not empty."""
     shape_x, shape_g = data.to_shape(), grid.to_shape()
     out = shape_x[0] * shape_x[1] * shape_g[1] * shape_g[2]
     return 4 * (int(np.prod(shape_x)) + int(np.prod(shape_g)) + out) <= LIMIT_BYTES and out > 0
