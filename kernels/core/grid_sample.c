@@ -59,11 +59,10 @@ static irgrid_index round64(irgrid_index n) { return (n + 63) / 64 * 64; }
 
 /* Pixels of cubic's row scratch: in 3-D (irgrid_interleave_rows) D planes of H rows of W pixels, each
    row after 3 zero pixels, each plane after 3 zero rows, the planes after 3 zero planes and before 4;
-   in 2-D (irgrid_interleave_plane2d) one such plane, its rows before 4 zero rows. */
+   in 2-D (irgrid_interleave_plane2d) one such plane, its rows before 4 zero rows: the layout of
+   one-channel pixels with zeros padding (simd_cubic_layout.h), a pixel a float there. */
 static irgrid_index row_pixels(irgrid_index rank, const irgrid_index* dims) {
-    if (rank == 2)
-        return (dims[0] + 7) * (dims[1] + 3);
-    return (dims[0] + 7) * (dims[1] + 3) * (dims[2] + 3);
+    return irgrid_cubic_layout_of(rank, dims, 0).size;
 }
 
 static irgrid_index ceil_div(irgrid_index a, irgrid_index b) { return (a + b - 1) / b; }
@@ -119,9 +118,10 @@ static int row_workers(const irgrid_grid_sample* p, irgrid_index bytes, int work
     return most < 1 ? 1 : (most < workers ? (int)most : workers);
 }
 
-/* Pixels of simd_cubic_points.h's scratch with border padding: every dim's edge 3 times on each side. */
+/* Pixels of one-channel pixels' scratch with border padding: every dim's edge 3 times on each side
+   (simd_cubic_layout.h). */
 static irgrid_index replicate_pixels(irgrid_index rank, const irgrid_index* dims) {
-    return (dims[0] + 6) * (dims[1] + 6) * (rank == 3 ? dims[2] + 6 : 1);
+    return irgrid_cubic_layout_of(rank, dims, 1).size;
 }
 
 /* Pixels of a group's scratch: the row scratch's (the plan's `rows`; with one-channel pixels and border

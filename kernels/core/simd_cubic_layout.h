@@ -2,9 +2,11 @@
    cubic_points): its layouts, plain C, and where a channel's pixels lie in them. A part of simd.h, before
    the vector sections. */
 
-/* A channel's layout (rank R, 2 or 3): a row's and a plane's floats (2-D: one row), the floats between
-   neighbours along each dim (outermost first) for irgrid_cubic_window, a channel's floats, and
-   irgrid_cubic_window's zero window (a pixel index): the first of the 4 trailing zero planes (2-D: rows). */
+/* A channel's layout (rank R, 2 or 3; `replicate`: border padding's, else zeros'): a row's and a plane's
+   floats (2-D: one row), the floats between neighbours along each dim (outermost first) for
+   irgrid_cubic_window, a channel's floats (also the 8-channel row scratch's pixels, grid_sample.c's
+   row_pixels), and irgrid_cubic_window's zero window (a pixel index): the first of the 4 trailing zero
+   planes (2-D: rows). */
 typedef struct {
     irgrid_index pitch, plane, pitches[3], size;
     int no_taps;
@@ -24,10 +26,9 @@ static inline irgrid_cubic_layout irgrid_cubic_layout_of(irgrid_index R, const i
 }
 
 /* Planes x + c * x_cstride (c < channels; rank 2 or 3, dims outermost first) into s as simd_cubic_points.h
-   describes,
-   channel c at s + c * row_pixels (grid_sample.c's: (H + 7) * (W + 3), or (D + 7) * (H + 3) * (W + 3)). */
+   describes, channel c at s + c * irgrid_cubic_layout_of(rank, dims, 0).size. */
 static void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
-                                                         irgrid_index rank, const irgrid_index* dims, float* s) {
+                                           irgrid_index rank, const irgrid_index* dims, float* s) {
     const irgrid_index depth = rank == 3 ? dims[0] : 1, height = dims[rank - 2], width = dims[rank - 1];
     const irgrid_index pitch = width + 3, plane = (height + 3) * pitch;
     const irgrid_index lead = rank == 3 ? 3 * plane : 0, size = rank == 3 ? (depth + 7) * plane : (height + 7) * pitch;
@@ -50,11 +51,11 @@ static void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels
 
 /* Border padding's layout: every dim's edge pixel 3 times on each side (a row: x[0] 3 times, the W
    pixels, x[W - 1] 3 times; then the rows, and the planes, likewise), (H + 6) * (W + 6) or
-   (D + 6) * (H + 6) * (W + 6) floats a channel (grid_sample.c's replicate_pixels). A point's taps are
+   (D + 6) * (H + 6) * (W + 6) floats a channel (irgrid_cubic_layout_of(rank, dims, 1).size). A point's taps are
    floor - 1 .. floor + 2, each clamped to the dim; with floor clamped to [-2, L] (beyond, all four taps
    are the edge pixel) they read those values at constant strides from the first. */
 static void irgrid_replicate_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
-                                                        irgrid_index rank, const irgrid_index* dims, float* s) {
+                                          irgrid_index rank, const irgrid_index* dims, float* s) {
     const irgrid_index depth = rank == 3 ? dims[0] : 1, height = dims[rank - 2], width = dims[rank - 1];
     const irgrid_index pitch = width + 6, plane = (height + 6) * pitch;
     const irgrid_index size = rank == 3 ? (depth + 6) * plane : plane;
