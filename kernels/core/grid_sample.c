@@ -287,9 +287,8 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
 }
 
 /* Floats a pixel of 2-D nearest by points (simd_nearest_points.h; the plan's `pixel`), 0 where that run is
-   not taken: f32 of one to NEAREST_POINTS_CHANNELS channels, zeros or border padding (reflection keeps the
-   gather and interleaved paths), with the interleave policy AUTO (NEVER and ALWAYS keep the gather and
-   the interleaved paths, for comparisons). One channel reads X's plane by 16-lane gathers or loads (no
+   not taken: f32 of one to NEAREST_POINTS_CHANNELS channels, any padding, with the interleave policy AUTO
+   (NEVER and ALWAYS keep the gather and the interleaved paths, for comparisons). One channel reads X's plane by 16-lane gathers or loads (no
    scratch; 8 lanes, simd_gather_path.h's irgrid_nearest8_f32, where wide_call leaves a call to AVX2);
    two to four, on calls wide_call allows, a scratch of pairs or of 4-channel pixels, within
    INTERLEAVE_MAX_BYTES. On Zen 5 (X 1xCx256x256, against the gather path) one channel took 0.81-0.95x the
@@ -298,8 +297,7 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
 #define NEAREST_POINTS_CHANNELS 4
 static int nearest_pixel(const irgrid_grid_sample* p) {
     const int pixel = p->channels == 1 ? 1 : (p->channels == 2 ? 2 : 4);
-    return p->dtype == IRGRID_F32 && p->mode == IRGRID_MODE_NEAREST && p->rank == 2
-                   && p->padding != IRGRID_PAD_REFLECTION && p->channels >= 1
+    return p->dtype == IRGRID_F32 && p->mode == IRGRID_MODE_NEAREST && p->rank == 2 && p->channels >= 1
                    && p->channels <= NEAREST_POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO
                    && (pixel == 1 || wide_call(p)) && (p->plane + 1) * pixel * 4 <= INTERLEAVE_MAX_BYTES
                ? pixel : 0;

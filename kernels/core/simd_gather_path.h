@@ -483,7 +483,7 @@ static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_pairs8_f32(cons
 
 /* irgrid_nearest_points_run_f32's pixel 1 (X's planes x + c * plane), 8 points a vector, with `padding`
    and `loads` as constants: the taps irgrid_dim_taps' (irgrid_pair8_coordinate, RINT, irgrid_pad's zeros
-   or border), read by masked gathers or scalar loads (a dropped lane reads x[0] and is zeroed); the same
+   or border; reflection by irgrid_pad itself, lanes past one fold to the scalar path), read by masked gathers or scalar loads (a dropped lane reads x[0] and is zeroed); the same
    bits as every path. */
 IRGRID_AVX2_INLINE irgrid_index irgrid_nearest8_body(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, const irgrid_index* dims, int padding,
@@ -508,6 +508,10 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_nearest8_body(const float* x, const float
         if (padding == IRGRID_PAD_BORDER) {
             iy = VMIN(VMAX(iy, zero), y_last);
             ix = VMIN(VMAX(ix, zero), x_last);
+            kept = ANDNOT(bad, all);
+        } else if (padding == IRGRID_PAD_REFLECTION) {
+            iy = irgrid_pad_f32(iy, (float)height, IRGRID_PAD_REFLECTION, align, &kept, &bad);
+            ix = irgrid_pad_f32(ix, (float)width, IRGRID_PAD_REFLECTION, align, &kept, &bad);
             kept = ANDNOT(bad, all);
         } else {
             kept = ANDNOT(OR(OR(bad, OR(CMP(iy, zero, _CMP_LT_OQ), CMP(iy, y_last, _CMP_GT_OQ))),
@@ -535,7 +539,9 @@ static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_nearest8_f32(co
     irgrid_nearest8_body(x, g, y, n, channels, y_cstride, plane, dims, pad, align, ld, fallback)
     if (padding == IRGRID_PAD_ZEROS)
         return loads ? IRGRID_NEAREST8(IRGRID_PAD_ZEROS, 1) : IRGRID_NEAREST8(IRGRID_PAD_ZEROS, 0);
-    return loads ? IRGRID_NEAREST8(IRGRID_PAD_BORDER, 1) : IRGRID_NEAREST8(IRGRID_PAD_BORDER, 0);
+    if (padding == IRGRID_PAD_BORDER)
+        return loads ? IRGRID_NEAREST8(IRGRID_PAD_BORDER, 1) : IRGRID_NEAREST8(IRGRID_PAD_BORDER, 0);
+    return loads ? IRGRID_NEAREST8(IRGRID_PAD_REFLECTION, 1) : IRGRID_NEAREST8(IRGRID_PAD_REFLECTION, 0);
 #undef IRGRID_NEAREST8
 }
 

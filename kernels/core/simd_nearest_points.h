@@ -1,4 +1,4 @@
-/* 2-D nearest of one to four f32 channels, zeros or border padding, 16 points a vector (a part of simd.h's
+/* 2-D nearest of one to four f32 channels, any padding, 16 points a vector (a part of simd.h's
    16-lane f32 section, after simd_cubic_points.h, whose transposed 16-byte loads, irgrid_quads_f32x16, it
    shares). Why: with a few channels the gather path read each channel with a gather of its own, and on Zen 5 a channel's read
    (about 0.5 ns a point, a 16-lane gather or 16 scalar loads) costs twice the point's taps; there 2-D
@@ -47,20 +47,27 @@ static IRGRID_AVX512 void irgrid_interleave_narrow_f32(const float* x, irgrid_in
             s[i * pixel + c] = c < channels ? x[c * x_cstride + i] : 0;
 }
 
-/* The tap index along one dim of 16 lanes' normalised coordinates g (zeros or border padding; `last`: the
-   dim's last index, L - 1, in every lane), with the lanes
-   that keep it (*kept) and those the vector arithmetic leaves to the scalar path (added to *bad):
-   simd_taps.h's irgrid_dim_taps for nearest (irgrid_pair_coordinate: irgrid_pixel_coordinate's FMA
-   coordinate and range checks; RINT; irgrid_pad) operation for operation, with its masks in mask registers
-   rather than vectors (the whole run took 0.90-0.93x the time of irgrid_lane_taps_f32x16's taps). */
-IRGRID_AVX512_INLINE __m512 irgrid_nearest_tap(__m512 g, __m512 last, const irgrid_pair_dim* d, int padding,
-                                               __mmask16* kept, __mmask16* bad) {
+/* The tap index along one dim (of `length` L) of 16 lanes' normalised coordinates g (`last`: L - 1 in every
+   lane), with the lanes that keep it (*kept) and those the vector arithmetic leaves to the scalar path
+   (added to *bad): simd_taps.h's irgrid_dim_taps for nearest (irgrid_pair_coordinate: irgrid_pixel_coordinate's
+   FMA coordinate and range checks; RINT; irgrid_pad) operation for operation, with zeros and border padding's
+   masks in mask registers rather than vectors (the whole run took 0.90-0.93x the time of
+   irgrid_lane_taps_f32x16's taps). Reflection takes irgrid_pad itself: an index reflected once, lanes that
+   would need more folds to the scalar path. */
+IRGRID_AVX512_INLINE __m512 irgrid_nearest_tap(__m512 g, float length, __m512 last, const irgrid_pair_dim* d,
+                                               int padding, int align, __mmask16* kept, __mmask16* bad) {
     const __m512 zero = _mm512_setzero_ps();
-    const __m512 i = _mm512_roundscale_ps(irgrid_pair_coordinate(g, d, bad),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 i = _mm512_roundscale_ps(irgrid_pair_coordinate(g, d, bad), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 ok, far = zero;
     if (padding == IRGRID_PAD_BORDER) {
         *kept = 0xFFFF;
         return _mm512_min_ps(_mm512_max_ps(i, zero), last);
+    }
+    if (padding == IRGRID_PAD_REFLECTION) {
+        i = irgrid_pad_f32x16(i, length, IRGRID_PAD_REFLECTION, align, &ok, &far);
+        *bad |= IRGRID_MASK16(far);
+        *kept = 0xFFFF;
+        return i;
     }
     *kept = (__mmask16)~(_mm512_cmp_ps_mask(i, zero, _CMP_LT_OQ) | _mm512_cmp_ps_mask(i, last, _CMP_GT_OQ));
     return i;
@@ -97,8 +104,8 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
         store = (__mmask16)((1u << m) - 1);
         bad = 0;
         irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
-        iy = irgrid_nearest_tap(gk[1], y_last, &dy, padding, &ky, &bad);
-        ix = irgrid_nearest_tap(gk[0], x_last, &dx, padding, &kx, &bad);
+        iy = irgrid_nearest_tap(gk[1], (float)height, y_last, &dy, padding, align, &ky, &bad);
+        ix = irgrid_nearest_tap(gk[0], (float)width, x_last, &dx, padding, align, &kx, &bad);
         bad &= store;
         kept = kx & ky & (__mmask16)~bad;
         for (k = 0; bad; k++, bad >>= 1)
@@ -140,7 +147,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
     return nf;
 }
 
-/* 2-D nearest, zeros or border padding, of points [0, n) (coordinates g, n x 2, innermost first) into
+/* 2-D nearest, any padding, of points [0, n) (coordinates g, n x 2, innermost first) into
    y + c * y_cstride (c < channels <= pixel): pixel 1 reads X's planes s + c * plane, 2 and 4
    irgrid_interleave_narrow_f32's scratch s of a plane of `plane` pixels and the zero pixel after it;
    pixels of one and two floats with gathers, or (`loads`: where this CPU runs those slower, grid_sample.c's
@@ -160,7 +167,10 @@ static IRGRID_AVX512 __attribute__((noinline)) irgrid_index irgrid_nearest_point
     if (padding == IRGRID_PAD_ZEROS) {
         IRGRID_NEAREST_PADDING(IRGRID_PAD_ZEROS)
     }
-    IRGRID_NEAREST_PADDING(IRGRID_PAD_BORDER)
+    if (padding == IRGRID_PAD_BORDER) {
+        IRGRID_NEAREST_PADDING(IRGRID_PAD_BORDER)
+    }
+    IRGRID_NEAREST_PADDING(IRGRID_PAD_REFLECTION)
 #undef IRGRID_NEAREST_PADDING
 #undef IRGRID_NEAREST_RUN
 }

@@ -399,7 +399,7 @@ def _nearest_by_reads(x, grid, padding: str, align: bool) -> dict:
     return points
 
 
-@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6)], ids=str)
 def test_nearest_of_one_channel_by_8_points_bitwise_as_the_other_paths(dims, align, padding):
@@ -430,17 +430,18 @@ def test_nearest_of_one_channel_by_8_points_bitwise_as_the_other_paths(dims, ali
                                   np.moveaxis(expected, 1, -1)[ordinary])
 
 
-@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6), (40, 17)], ids=str)
 def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
-    """On a CPU with AVX-512, 2-D nearest of one to four f32 channels with zeros or border padding runs by
+    """On a CPU with AVX-512, 2-D nearest of one to four f32 channels with any padding runs by
     points (kernels/core/simd_nearest_points.h: one channel gathered 16 points at a time from X, two and
     four from a scratch of 2- and 4-channel pixels and a zero pixel; one and two read by gathers or by
     scalar loads): nearest's output is the tap's value itself, so bitwise the gather path's and 8-channel
     pixels', at 1, 2 and 3 threads (spans of points split among workers that each copy the plane), on
     planes down to one pixel, with coordinates to 1.3
-    (taps past the edges) and special ones among the points (the scalar path's), and Inf and NaN in X's
+    (taps past the edges) and special ones among the points (the scalar path's; with reflection 7.5
+    folds more than once, which the vector runs leave to it), and Inf and NaN in X's
     fifth channel, which no call reads; the ordinary points against onnxruntime."""
     if not sampling.avx512_available():
         pytest.skip("nearest by points runs 16 points a vector: AVX-512")
