@@ -431,6 +431,16 @@ TOLERANCES = {np.float32: {"rtol": 1e-5, "atol": 1e-5}, np.float64: {"rtol": 1e-
 SPECIALS = (np.nan, np.inf, -np.inf, 1e30, -1e30, 3e9, -3e9, 2.0**23, -(2.0**23), 1e5, -1e5, 7.5)
 
 
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two outputs hold the same bits, a NaN matching any NaN: where two NaN operands meet in a
+    fused multiply-add the CPU passes on the one the compiler made the first, so a NaN's sign and payload
+    may change with a rebuild (docs/semantics.md, "Rounding")."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    nan = np.isnan(a)
+    return bool(np.array_equal(nan, np.isnan(b)) and a[~nan].tobytes() == b[~nan].tobytes())
+
+
 def keyed_rng(*key) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(repr(key).encode()))
 

@@ -118,17 +118,17 @@ static int row_workers(const irgrid_grid_sample* p, irgrid_index bytes, int work
     return most < 1 ? 1 : (most < workers ? (int)most : workers);
 }
 
-/* Pixels of one-channel pixels' scratch with border padding: every dim's edge 3 times on each side
-   (simd_cubic_layout.h). */
-static irgrid_index replicate_pixels(irgrid_index rank, const irgrid_index* dims) {
+/* Pixels of one-channel pixels' scratch with border or reflection padding: every dim's 3 pixels past each
+   edge (simd_cubic_layout.h). */
+static irgrid_index mirror_pixels(irgrid_index rank, const irgrid_index* dims) {
     return irgrid_cubic_layout_of(rank, dims, 1).size;
 }
 
-/* Pixels of a group's scratch: the row scratch's (the plan's `rows`; with one-channel pixels and border
-   padding replicate_pixels) or the plane's and a zero pixel. */
+/* Pixels of a group's scratch: the row scratch's (the plan's `rows`; with one-channel pixels and border or
+   reflection padding mirror_pixels) or the plane's and a zero pixel. */
 static irgrid_index scratch_pixels(const irgrid_grid_sample* p) {
-    if (p->rows == 2 && p->padding == IRGRID_PAD_BORDER)
-        return replicate_pixels(p->rank, p->dims);
+    if (p->rows == 2 && p->padding != IRGRID_PAD_ZEROS)
+        return mirror_pixels(p->rank, p->dims);
     return p->rows ? row_pixels(p->rank, p->dims) : p->plane + 1;
 }
 
@@ -260,8 +260,8 @@ static int large_cubic_points(const irgrid_grid_sample* p, irgrid_index bytes) {
 }
 
 /* Whether a cubic call (2-D or 3-D) takes pixels of one channel (simd_cubic_points.h, 16 points a vector on
-   calls wide_call allows, else simd_cubic_points8.h's 8; the plan's rows 2): f32 with zeros or border
-   padding and at most CUBIC_POINTS_CHANNELS channels, their row scratch (each worker copies it whole) within
+   calls wide_call allows, else simd_cubic_points8.h's 8; the plan's rows 2): f32, any padding, at most
+   CUBIC_POINTS_CHANNELS channels, their row scratch (each worker copies it whole) within
    INTERLEAVE_MAX_BYTES in 2-D and CUBIC_POINTS_3D_BYTES in 3-D. Past about L2's size a random grid's 16 rows
    a point miss it: X 1xCx32x64x64 (700 KiB a channel), random grid, took 0.58x the 8-channel run's time at
    one channel, 1.25x at two and 1.95x at three (smooth: 0.39x, 0.69x, 0.96x), where in 2-D (4 rows a point)
@@ -272,9 +272,9 @@ static int large_cubic_points(const irgrid_grid_sample* p, irgrid_index bytes) {
 #define CUBIC_POINTS_CHANNELS 3
 #define CUBIC_POINTS_3D_BYTES ((irgrid_index)1 << 20)
 static int cubic_points(const irgrid_grid_sample* p) {
-    const irgrid_index bytes = (p->padding == IRGRID_PAD_BORDER ? replicate_pixels(p->rank, p->dims)
-                                                                 : row_pixels(p->rank, p->dims)) * p->channels * 4;
-    return p->mode == IRGRID_MODE_CUBIC && p->padding != IRGRID_PAD_REFLECTION && p->channels <= CUBIC_POINTS_CHANNELS
+    const irgrid_index bytes = (p->padding != IRGRID_PAD_ZEROS ? mirror_pixels(p->rank, p->dims)
+                                                                : row_pixels(p->rank, p->dims)) * p->channels * 4;
+    return p->mode == IRGRID_MODE_CUBIC && p->channels <= CUBIC_POINTS_CHANNELS
            && p->dtype == IRGRID_F32
            && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES
                             : p->rank == 3 && (bytes <= CUBIC_POINTS_3D_BYTES || large_cubic_points(p, bytes)));

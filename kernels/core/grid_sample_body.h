@@ -380,9 +380,11 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
         if (p->pixel) {
             irgrid_interleave_narrow_f32(x + (b * channels + c0) * plane, c1 - c0, plane, plane, p->pixel, scratch);
             memset(scratch + plane * p->pixel, 0, (size_t)p->pixel * sizeof(float));  /* the zero pixel */
-        } else if (rows == 2)
-            (p->padding == IRGRID_PAD_BORDER ? irgrid_replicate_padded_f32x1 : irgrid_interleave_padded_f32x1)(
-                x + (b * channels + c0) * plane, c1 - c0, plane, p->rank, p->dims, scratch);
+        } else if (rows == 2 && p->padding == IRGRID_PAD_ZEROS)
+            irgrid_interleave_padded_f32x1(x + (b * channels + c0) * plane, c1 - c0, plane, p->rank, p->dims, scratch);
+        else if (rows == 2)
+            irgrid_mirror_padded_f32x1(x + (b * channels + c0) * plane, c1 - c0, plane, p->rank, p->dims, p->padding,
+                                       p->align_corners, scratch);
         else
 #endif
         if (rows && p->rank == 2)

@@ -27,6 +27,7 @@
 
 #include "cpu.h"
 #include "guards.h"
+#include "interpolation.h"
 
 /* Groups of lanes whose taps are prepared together, then applied channel by channel. */
 #ifndef IRGRID_SIMD_GROUPS

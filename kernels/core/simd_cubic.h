@@ -79,6 +79,60 @@ IRGRID_AVX2_INLINE void SFX(irgrid_cubic_window)(const FT* g, irgrid_index p, ir
     ISTOREU(first, indices ? at : PIXEL_OFFSET(at));
 }
 
+/* The taps of points [p, p + m) (m <= LANES) of a rank-2 or rank-3 grid with reflection padding over
+   irgrid_mirror_padded_f32x1's layout (`pitches`, outermost first): per lane the pixel index of each of
+   its rows' first tap (`rows`: 4, or in 3-D 16, plane by plane), the weights per dim as irgrid_cubic_window
+   computes them, and the lanes whose row taps come reversed (*reversed, all-ones lanes). Each dim's taps
+   floor - 1 .. floor + 2 reflect on their own (irgrid_pad): within 3 pixels of the dim the layout holds
+   them; wholly past one edge (within one fold) they are the pixels c - (floor - 1) - j, j = 0..3 (c: -1
+   and 2L - 1, with align_corners 0 and 2L - 2), a run inside the dim in reverse order: outer dims step
+   back a row or plane at a time, a row's 4 taps are read forwards and reversed by the sum
+   (simd_cubic_points_sum.h). Lanes with a tap past one fold (irgrid_pad's, whose rule this keeps) and
+   fallback lanes go to fallback and read the first rows. */
+IRGRID_AVX2_INLINE void SFX(irgrid_cubic_mirror_window)(const FT* g, irgrid_index p, irgrid_index m, int rank,
+        const irgrid_index* dims, const irgrid_index* pitches, int align, int (*rows)[LANES], FT (*wt)[4][LANES],
+        VF* reversed, irgrid_index* fallback, irgrid_index* nf) {
+    const VF one = SET1(1), three = SET1(3), all = CMP(one, one, _CMP_EQ_OQ);
+    VF bad = ZERO(), gk[3], x, s, c, start, back = ZERO(), kept, w[4];
+    VI first = ISET1(0), step[2];
+    FT coords[3][LANES], len;
+    int k, j, q, r;
+    SFX(irgrid_lane_coords)(g, p, m, rank, gk, coords);
+    for (k = 0; k < rank; k++) {  /* dim k outermost first; the grid lists innermost first */
+        len = (FT)dims[k];
+        x = SFX(irgrid_pixel_coordinate)(gk[rank - 1 - k], dims[k], align, 1, &bad);
+        s = FLOOR(x);
+        NATIVE_CUBIC(SUB(x, s), w);
+        for (j = 0; j < 4; j++)
+            STOREU(wt[k][j], w[j]);
+        s = SUB(s, one);  /* the first tap */
+        if (align && dims[k] == 1) {  /* every tap is the one pixel, as are the layout's 3 before it */
+            start = SET1((FT)-3);
+            back = ZERO();
+        } else {
+            bad = OR(bad, OR(CMP(s, SET1(align ? 1 - len : -len), _CMP_LT_OQ),
+                             CMP(ADD(s, three), SET1(align ? 2 * (len - 1) : 2 * len - 1), _CMP_GT_OQ)));
+            back = OR(CMP(s, SET1(-3), _CMP_LT_OQ), CMP(s, SET1(len - 1), _CMP_GT_OQ));
+            c = BLEND(SET1(align ? 2 * (len - 1) : 2 * len - 1), SET1(align ? 0 : -1), CMP(s, ZERO(), _CMP_LT_OQ));
+            /* the run's lowest pixel, c - s - 3: a row reads from it, an outer dim from its highest */
+            start = BLEND(s, k == rank - 1 ? SUB(SUB(c, s), three) : SUB(c, s), back);
+        }
+        first = IADD(first, IMUL(TOINT(ADD(start, three)), ISET1((int)pitches[k])));
+        if (k < rank - 1)
+            step[k] = KEEP_INDEX(ISET1(-(int)pitches[k]), back, ISET1((int)pitches[k]));
+    }
+    *reversed = back;
+    SFX(irgrid_record_fallback)(bad, p, m, fallback, nf);
+    kept = ANDNOT(bad, all);
+    first = KEEP_INDEX(first, kept, ISET1(0));
+    for (k = 0; k < rank - 1; k++)
+        step[k] = KEEP_INDEX(step[k], kept, ISET1((int)pitches[k]));
+    for (q = 0; q < (rank == 3 ? 4 : 1); q++)
+        for (r = 0; r < 4; r++)
+            ISTOREU(rows[q * 4 + r], rank == 3 ? IADD(IADD(first, IMUL(ISET1(q), step[0])), IMUL(ISET1(r), step[1]))
+                                               : IADD(first, IMUL(ISET1(r), step[0])));
+}
+
 /* One row's four x taps (byte offsets x within the row), weighted. */
 IRGRID_AVX2_INLINE VF SFX(irgrid_row_sum)(const char* row, const irgrid_index* x, const VF* w) {
     VF sum = MUL(w[0], LOADU((const FT*)(row + x[0])));

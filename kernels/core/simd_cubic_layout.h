@@ -2,7 +2,7 @@
    cubic_points): its layouts, plain C, and where a channel's pixels lie in them. A part of simd.h, before
    the vector sections. */
 
-/* A channel's layout (rank R, 2 or 3; `replicate`: border padding's, else zeros'): a row's and a plane's
+/* A channel's layout (rank R, 2 or 3; `replicate`: border and reflection padding's, else zeros'): a row's and a plane's
    floats (2-D: one row), the floats between neighbours along each dim (outermost first) for
    irgrid_cubic_window, a channel's floats (also the 8-channel row scratch's pixels, grid_sample.c's
    row_pixels), and irgrid_cubic_window's zero window (a pixel index): the first of the 4 trailing zero
@@ -49,13 +49,17 @@ static void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels
     }
 }
 
-/* Border padding's layout: every dim's edge pixel 3 times on each side (a row: x[0] 3 times, the W
-   pixels, x[W - 1] 3 times; then the rows, and the planes, likewise), (H + 6) * (W + 6) or
-   (D + 6) * (H + 6) * (W + 6) floats a channel (irgrid_cubic_layout_of(rank, dims, 1).size). A point's taps are
-   floor - 1 .. floor + 2, each clamped to the dim; with floor clamped to [-2, L] (beyond, all four taps
-   are the edge pixel) they read those values at constant strides from the first. */
-static void irgrid_replicate_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
-                                          irgrid_index rank, const irgrid_index* dims, float* s) {
+/* Border and reflection padding's layout: every dim's 3 pixels past each edge hold the pixels the padding
+   maps them to (interpolation.h's irgrid_pad_tap: border the edge pixel, reflection its mirror image; a
+   row: pixels -3..-1, the W pixels, W..W + 2; then the rows, and the planes, likewise), (H + 6) * (W + 6)
+   or (D + 6) * (H + 6) * (W + 6) floats a channel (irgrid_cubic_layout_of(rank, dims, 1).size). A point's
+   taps are floor - 1 .. floor + 2, each padded on its own: border's with floor clamped to [-2, L] (beyond,
+   all four taps are the edge pixel) read those values at constant strides from the first; reflection's
+   read them there while the taps lie within 3 pixels of the dim, and past that, wholly on one side,
+   read the mirrored run of 4 pixels inside it (irgrid_cubic_mirror_window). */
+static void irgrid_mirror_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
+                                       irgrid_index rank, const irgrid_index* dims, int padding, int align,
+                                       float* s) {
     const irgrid_index depth = rank == 3 ? dims[0] : 1, height = dims[rank - 2], width = dims[rank - 1];
     const irgrid_index pitch = width + 6, plane = (height + 6) * pitch;
     const irgrid_index size = rank == 3 ? (depth + 6) * plane : plane;
@@ -69,19 +73,23 @@ static void irgrid_replicate_padded_f32x1(const float* x, irgrid_index channels,
                 row = t + (r + 3) * pitch;
                 memcpy(row + 3, in, (size_t)width * sizeof(float));
                 for (k = 0; k < 3; k++) {
-                    row[k] = in[0];
-                    row[width + 3 + k] = in[width - 1];
+                    row[k] = in[irgrid_pad_tap(k - 3, width, padding, align)];
+                    row[width + 3 + k] = in[irgrid_pad_tap(width + k, width, padding, align)];
                 }
             }
             for (k = 0; k < 3; k++) {
-                memcpy(t + k * pitch, t + 3 * pitch, (size_t)pitch * sizeof(float));
-                memcpy(t + (height + 3 + k) * pitch, t + (height + 2) * pitch, (size_t)pitch * sizeof(float));
+                memcpy(t + k * pitch, t + (irgrid_pad_tap(k - 3, height, padding, align) + 3) * pitch,
+                       (size_t)pitch * sizeof(float));
+                memcpy(t + (height + 3 + k) * pitch,
+                       t + (irgrid_pad_tap(height + k, height, padding, align) + 3) * pitch,
+                       (size_t)pitch * sizeof(float));
             }
         }
         for (k = 0; rank == 3 && k < 3; k++) {
-            memcpy(s + k * plane, s + 3 * plane, (size_t)plane * sizeof(float));
-            memcpy(s + (depth + 3 + k) * plane, s + (depth + 2) * plane, (size_t)plane * sizeof(float));
+            memcpy(s + k * plane, s + (irgrid_pad_tap(k - 3, depth, padding, align) + 3) * plane,
+                   (size_t)plane * sizeof(float));
+            memcpy(s + (depth + 3 + k) * plane, s + (irgrid_pad_tap(depth + k, depth, padding, align) + 3) * plane,
+                   (size_t)plane * sizeof(float));
         }
     }
 }
-

@@ -10,7 +10,9 @@
    planes of H rows of W pixels, each row after 3 zeros, each plane after 3 zero rows, the planes after 3 zero
    planes and before 4; in 2-D one such plane, its rows before 4 zero rows. A point's taps then lie at
    constant strides from its first (irgrid_cubic_window), a dropped tap reads the padding's zeros. Border
-   padding replicates the edges instead (irgrid_replicate_padded_f32x1). The taps, weights and sums are
+   and reflection padding copy the pixels they map the 3 past each edge to instead
+   (irgrid_mirror_padded_f32x1); reflection's taps past those lie in reverse order inside the dim
+   (irgrid_cubic_mirror_window), read backwards. The taps, weights and sums are
    irgrid_cubic_run's (a row's 4 taps with the x weights, MUL then FMAs, the 4 rows with the y weights, in 3-D
    the 4 planes with the z weights), lane for lane, so the bits are the row runs' at 8 and 16 channels. A
    whole volume's scratch (a few hundred KiB a channel where the plan takes this run) stays in L2, so it is
@@ -74,24 +76,30 @@ typedef struct {
 /* Blocks of 16 points whose taps are computed before any is read (as the pair runs batch theirs). */
 #define IRGRID_CUBIC_POINTS_BLOCKS 8
 
-/* Cubic (rank R, 2 or 3), zeros or border padding, of points [0, n) over irgrid_interleave_padded_f32x1's
-   or irgrid_replicate_padded_f32x1's scratch of `channels` channels into y + c * y_cstride; returns the
-   points left to the scalar path (in fallback). A block's taps are computed once for every channel. */
-static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y,
+/* irgrid_cubic_points_run_f32x1 with `mirror` (reflection padding) a constant. */
+IRGRID_AVX512_INLINE irgrid_index irgrid_cubic_points_body_f32x1(const float* s, const float* g, float* y,
         irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
-        int padding, int align, irgrid_index* fallback) {
+        int padding, int align, const int mirror, irgrid_index* fallback) {
     const int replicate = padding == IRGRID_PAD_BORDER;
-    const irgrid_cubic_layout at = irgrid_cubic_layout_of(R, dims, replicate);
+    const irgrid_cubic_layout at = irgrid_cubic_layout_of(R, dims, padding != IRGRID_PAD_ZEROS);
     const __m512i no_taps = _mm512_set1_epi32(at.no_taps);
     irgrid_cubic_points16 q[IRGRID_CUBIC_POINTS_BLOCKS];
+    int rows[IRGRID_CUBIC_POINTS_BLOCKS][16][16];  /* reflection's (irgrid_cubic_mirror_window) */
+    __m512 reversed[IRGRID_CUBIC_POINTS_BLOCKS];
+    irgrid_index p0, p, m, c, nf = 0;
     __m512 acc;
     __m512i first;
-    irgrid_index p0, p, m, c, nf = 0;
     int i, blocks;
     for (p0 = 0; p0 < n; p0 += 16 * IRGRID_CUBIC_POINTS_BLOCKS) {
         for (i = 0, p = p0; i < IRGRID_CUBIC_POINTS_BLOCKS && p < n; i++, p += 16) {
             m = n - p < 16 ? n - p : 16;
             q[i].store = (__mmask16)((1u << m) - 1);
+            if (mirror) {
+                irgrid_cubic_mirror_window_f32x16(g, p, m, (int)R, dims, at.pitches, align, rows[i], q[i].wt,
+                                                  &reversed[i], fallback, &nf);
+                q[i].kept = (__mmask16)0xFFFF;
+                continue;
+            }
             irgrid_cubic_window_f32x16(g, p, m, (int)R, dims, at.pitches, align, replicate, 1, q[i].first, q[i].wt,
                                        fallback, &nf);
             first = _mm512_loadu_si512(q[i].first);
@@ -100,11 +108,24 @@ static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, 
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++) {
-                acc = SFX(irgrid_cubic_points_sum)(s + c * at.size, q[i].first, (const float (*)[4][16])q[i].wt, R,
-                                                   at.pitch, at.plane);
+                acc = SFX(irgrid_cubic_rows_sum)(s + c * at.size, q[i].first, mirror ? rows[i] : NULL, at.pitch, at.plane,
+                                                 (const float (*)[4][16])q[i].wt, R,
+                                                 mirror && _mm512_movepi32_mask(_mm512_castps_si512(reversed[i])),
+                                                 mirror ? reversed[i] : _mm512_setzero_ps());
                 /* a point without taps is +0, as the row runs leave it */
                 _mm512_mask_storeu_ps(y + c * y_cstride + p0 + 16 * i, q[i].store, _mm512_maskz_mov_ps(q[i].kept, acc));
             }
     }
     return nf;
+}
+
+/* Cubic (rank R, 2 or 3) of points [0, n) over irgrid_interleave_padded_f32x1's scratch (zeros padding) or
+   irgrid_mirror_padded_f32x1's (border and reflection) of `channels` channels into y + c * y_cstride; returns
+   the points left to the scalar path (in fallback). A block's taps are computed once for every channel. */
+static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y,
+        irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
+        int padding, int align, irgrid_index* fallback) {
+    if (padding == IRGRID_PAD_REFLECTION)
+        return irgrid_cubic_points_body_f32x1(s, g, y, n, channels, y_cstride, R, dims, padding, align, 1, fallback);
+    return irgrid_cubic_points_body_f32x1(s, g, y, n, channels, y_cstride, R, dims, padding, align, 0, fallback);
 }

@@ -41,22 +41,29 @@ typedef struct {
 /* Blocks of 8 points whose taps are computed before any is read: 128 points, as the 16-point run's. */
 #define IRGRID_CUBIC_POINTS8_BLOCKS 16
 
-/* irgrid_cubic_points_run_f32x1, 8 points a vector. */
-static IRGRID_AVX2 irgrid_index irgrid_cubic_points8_run_f32x1(const float* s, const float* g, float* y,
+/* irgrid_cubic_points8_run_f32x1 with `mirror` (reflection padding) a constant. */
+IRGRID_AVX2_INLINE irgrid_index irgrid_cubic_points8_body_f32x1(const float* s, const float* g, float* y,
         irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
-        int padding, int align, irgrid_index* fallback) {
+        int padding, int align, const int mirror, irgrid_index* fallback) {
     const int replicate = padding == IRGRID_PAD_BORDER;
-    const irgrid_cubic_layout at = irgrid_cubic_layout_of(R, dims, replicate);
+    const irgrid_cubic_layout at = irgrid_cubic_layout_of(R, dims, padding != IRGRID_PAD_ZEROS);
     const __m256i no_taps = _mm256_set1_epi32(at.no_taps);
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     irgrid_cubic_points8 q[IRGRID_CUBIC_POINTS8_BLOCKS];
-    __m256 acc;
+    int rows[IRGRID_CUBIC_POINTS8_BLOCKS][16][8];  /* reflection's (irgrid_cubic_mirror_window) */
+    __m256 reversed[IRGRID_CUBIC_POINTS8_BLOCKS], acc;
     irgrid_index p0, p, c, nf = 0;
     float* out;
     int i, blocks;
     for (p0 = 0; p0 < n; p0 += 8 * IRGRID_CUBIC_POINTS8_BLOCKS) {
         for (i = 0, p = p0; i < IRGRID_CUBIC_POINTS8_BLOCKS && p < n; i++, p += 8) {
             q[i].m = n - p < 8 ? n - p : 8;
+            if (mirror) {
+                irgrid_cubic_mirror_window_f32(g, p, q[i].m, (int)R, dims, at.pitches, align, rows[i], q[i].wt,
+                                               &reversed[i], fallback, &nf);
+                q[i].kept = _mm256_castsi256_ps(_mm256_cmpeq_epi32(lanes, lanes));
+                continue;
+            }
             irgrid_cubic_window_f32(g, p, q[i].m, (int)R, dims, at.pitches, align, replicate, 1, q[i].first, q[i].wt,
                                     fallback, &nf);
             q[i].kept = _mm256_castsi256_ps(replicate ? _mm256_cmpeq_epi32(lanes, lanes) : _mm256_xor_si256(
@@ -66,8 +73,10 @@ static IRGRID_AVX2 irgrid_index irgrid_cubic_points8_run_f32x1(const float* s, c
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++) {
-                acc = SFX(irgrid_cubic_points_sum)(s + c * at.size, q[i].first, (const float (*)[4][8])q[i].wt, R,
-                                                   at.pitch, at.plane);
+                acc = SFX(irgrid_cubic_rows_sum)(s + c * at.size, q[i].first, mirror ? rows[i] : NULL, at.pitch, at.plane,
+                                                 (const float (*)[4][8])q[i].wt, R,
+                                                 mirror && _mm256_movemask_ps(reversed[i]),
+                                                 mirror ? reversed[i] : _mm256_setzero_ps());
                 acc = _mm256_and_ps(acc, q[i].kept);  /* a point without taps is +0, as the row runs leave it */
                 out = y + c * y_cstride + p0 + 8 * i;
                 if (q[i].m == 8)
@@ -77,4 +86,13 @@ static IRGRID_AVX2 irgrid_index irgrid_cubic_points8_run_f32x1(const float* s, c
             }
     }
     return nf;
+}
+
+/* irgrid_cubic_points_run_f32x1, 8 points a vector. */
+static IRGRID_AVX2 irgrid_index irgrid_cubic_points8_run_f32x1(const float* s, const float* g, float* y,
+        irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
+        int padding, int align, irgrid_index* fallback) {
+    if (padding == IRGRID_PAD_REFLECTION)
+        return irgrid_cubic_points8_body_f32x1(s, g, y, n, channels, y_cstride, R, dims, padding, align, 1, fallback);
+    return irgrid_cubic_points8_body_f32x1(s, g, y, n, channels, y_cstride, R, dims, padding, align, 0, fallback);
 }
