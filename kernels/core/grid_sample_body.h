@@ -164,6 +164,28 @@ static void IRGRID_FN(sample_block)(const irgrid_grid_sample* p, const IRGRID_T*
                           batch_index, start, n, tap_off, tap_w, tap_n);
 }
 
+/* simd_points' points left to the scalar path (non-finite or far coordinates; fallback[0, n), at most a
+   block), point by point: out of line, so that the vector runs' caller stays small whatever the compiler
+   inlines (a build that inlined this into it ran 3-D trilinear of batched 16-channel items 1.04-1.05x
+   slower, benchmarks/README.md, "Cubic with reflection padding by points"). */
+static __attribute__((noinline)) void IRGRID_FN(fallback_points)(const irgrid_grid_sample* p, const IRGRID_T* xb,
+        const IRGRID_T* g, IRGRID_T* yb, irgrid_index y_cstride, int by_point, irgrid_index channels,
+        const irgrid_index* fallback, irgrid_index n) {
+    irgrid_index tap_off[SIMD_MAX_TAPS];
+    IRGRID_T tap_w[SIMD_MAX_TAPS];
+    irgrid_index i, j, count;
+    for (j = 0; j < n; j++) {
+        i = fallback[j];
+        count = IRGRID_FN(point_taps)(g + i * p->rank, p->rank, p->dims, p->strides, p->mode, p->padding,
+                                      p->align_corners, tap_off, tap_w);
+        if (by_point)
+            IRGRID_FN(apply_taps)(xb, yb + i * p->lanes, channels, p->plane, 1, p->max_taps, 0, 0, 1, tap_off, tap_w,
+                                  &count);
+        else
+            IRGRID_FN(apply_taps)(xb, yb, channels, p->plane, y_cstride, p->max_taps, 0, i, 1, tap_off, tap_w, &count);
+    }
+}
+
 /* Points g[0, n) (n <= SIMD_BLOCK) of planes xb (`channels` of them) into yb + c * y_cstride + i (or,
    `by_point`, 3-D cubic over its row scratch only, yb + i * lanes + c) with simd.h's vector kernels
    (an interleaved one when `scratch` holds these channels interleaved); the points they leave
@@ -172,9 +194,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
                                    irgrid_index y_cstride, int by_point, irgrid_index n, irgrid_index channels,
                                    const IRGRID_T* scratch) {
     irgrid_index fallback[SIMD_BLOCK];
-    irgrid_index tap_off[SIMD_MAX_TAPS];
-    IRGRID_T tap_w[SIMD_MAX_TAPS];
-    irgrid_index i, j, count, n_fallback;
+    irgrid_index n_fallback;
     const irgrid_index rank = p->rank;
     const int rows = p->rows;
 #if IRGRID_WIDE_PIXELS  /* (one-channel pixels and nearest by points: f32 only) */
@@ -204,16 +224,8 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
         n_fallback = IRGRID_FN(irgrid_simd_sample)(xb, g, yb, n, channels, p->plane, y_cstride, rank, p->dims,
                                                    p->strides, p->mode, p->padding, p->align_corners, p->loads,
                                                    p->wide, fallback);
-    for (j = 0; j < n_fallback; j++) {
-        i = fallback[j];
-        count = IRGRID_FN(point_taps)(g + i * rank, rank, p->dims, p->strides, p->mode, p->padding,
-                                      p->align_corners, tap_off, tap_w);
-        if (by_point)
-            IRGRID_FN(apply_taps)(xb, yb + i * p->lanes, channels, p->plane, 1, p->max_taps, 0, 0, 1, tap_off, tap_w,
-                                  &count);
-        else
-            IRGRID_FN(apply_taps)(xb, yb, channels, p->plane, y_cstride, p->max_taps, 0, i, 1, tap_off, tap_w, &count);
-    }
+    if (n_fallback > 0)
+        IRGRID_FN(fallback_points)(p, xb, g, yb, y_cstride, by_point, channels, fallback, n_fallback);
 }
 
 /* Copies into 3-D cubic's row scratch the planes of xb (`channels` of them) that points g[0, n) may read

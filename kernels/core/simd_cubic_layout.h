@@ -1,6 +1,8 @@
 /* The scratch of cubic's one-channel pixels (simd_cubic_points.h, simd_cubic_points8.h; grid_sample.c's
    cubic_points): its layouts, plain C, and where a channel's pixels lie in them. A part of simd.h, before
-   the vector sections. */
+   the vector sections. The copies stay out of line (once a call, beside runs over every point): inlined
+   into grid_sample_body.h's interleave_unit they grew it 2.3x (benchmarks/README.md, "Cubic with
+   reflection padding by points"). */
 
 /* A channel's layout (rank R, 2 or 3; `replicate`: border and reflection padding's, else zeros'): a row's and a plane's
    floats (2-D: one row), the floats between neighbours along each dim (outermost first) for
@@ -27,8 +29,8 @@ static inline irgrid_cubic_layout irgrid_cubic_layout_of(irgrid_index R, const i
 
 /* Planes x + c * x_cstride (c < channels; rank 2 or 3, dims outermost first) into s as simd_cubic_points.h
    describes, channel c at s + c * irgrid_cubic_layout_of(rank, dims, 0).size. */
-static void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
-                                           irgrid_index rank, const irgrid_index* dims, float* s) {
+static __attribute__((noinline)) void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels,
+        irgrid_index x_cstride, irgrid_index rank, const irgrid_index* dims, float* s) {
     const irgrid_index depth = rank == 3 ? dims[0] : 1, height = dims[rank - 2], width = dims[rank - 1];
     const irgrid_index pitch = width + 3, plane = (height + 3) * pitch;
     const irgrid_index lead = rank == 3 ? 3 * plane : 0, size = rank == 3 ? (depth + 7) * plane : (height + 7) * pitch;
@@ -57,9 +59,8 @@ static void irgrid_interleave_padded_f32x1(const float* x, irgrid_index channels
    all four taps are the edge pixel) read those values at constant strides from the first; reflection's
    read them there while the taps lie within 3 pixels of the dim, and past that, wholly on one side,
    read the mirrored run of 4 pixels inside it (irgrid_cubic_mirror_window). */
-static void irgrid_mirror_padded_f32x1(const float* x, irgrid_index channels, irgrid_index x_cstride,
-                                       irgrid_index rank, const irgrid_index* dims, int padding, int align,
-                                       float* s) {
+static __attribute__((noinline)) void irgrid_mirror_padded_f32x1(const float* x, irgrid_index channels,
+        irgrid_index x_cstride, irgrid_index rank, const irgrid_index* dims, int padding, int align, float* s) {
     const irgrid_index depth = rank == 3 ? dims[0] : 1, height = dims[rank - 2], width = dims[rank - 1];
     const irgrid_index pitch = width + 6, plane = (height + 6) * pitch;
     const irgrid_index size = rank == 3 ? (depth + 6) * plane : plane;
