@@ -34,8 +34,8 @@ from .native import library_path
 _SAMPLING_FROM_CHANNELS = {
     # AMD Zen 5 with AVX-512 allowed (2026-11-30): irgrid's op at least as fast from one channel in every
     # mode and padding (bilinear 1.30x and more, with reflection padding 1.38x since its pair reads;
-    # bicubic 0.99x and more; nearest 1.04x and more with nearest by points, but 0.95x at three channels
-    # on the smooth grid)
+    # bicubic 0.99x and more, with reflection padding 2.9x since its one-channel pixels; nearest 1.04x and
+    # more with nearest by points, but 0.95x at three channels on the smooth grid)
     "zen5": {"bilinear": 1, "nearest": 1, "bicubic": 1},
     # any other CPU: an Intel Xeon, Cascade Lake (2026-11-28), before the few-channel paths of 2026-11-30
     # and measured alternating in one process, which made irgrid's op look slower than it runs

@@ -268,7 +268,8 @@ static int large_cubic_points(const irgrid_grid_sample* p, irgrid_index bytes) {
    X 1x3x512x512 (3.2 MiB) still took 0.49x and 0.56x (benchmarks/README.md, "Cubic of few channels by
    points"). By 8 points (under the AVX2 cap on Zen 5) 3-D one channel took 0.47-0.57x, 2-D one to three
    0.40-0.88x, X 1x1x512x512 (which took the gather path) 0.28-0.31x ("Cubic of few channels by 8
-   points"). */
+   points"). With reflection padding 0.29-0.74x, volumes past x_share (which took the scalar path) 0.07-0.3x
+   ("Cubic with reflection padding by points"). */
 #define CUBIC_POINTS_CHANNELS 3
 #define CUBIC_POINTS_3D_BYTES ((irgrid_index)1 << 20)
 static int cubic_points(const irgrid_grid_sample* p) {

@@ -271,13 +271,14 @@ def test_2d_cubic_16_channel_pixels_bitwise_as_8(padding, align):
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6), (9, 10, 11), (1, 1, 1), (2, 1, 3),
-                                  (5, 7, 1), (4, 5), (6, 5, 4)], ids=str)
+                                  (5, 7, 1), (4, 5), (6, 5, 4), (12, 5, 6)], ids=str)
 def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
     """2-D and 3-D cubic of one to three f32 channels runs over a scratch of one-channel pixels, 16 points a
     vector on a call that may run 512-bit code (kernels/core/simd_cubic_points.h), else 8
     (simd_cubic_points8.h; border and reflection over a copy with the 3 pixels past every edge that the
     padding maps them to, reflection's taps wholly past an edge read backwards inside the dim, on dims of 4
-    and 5 pixels too, the least that have such taps): the same sums lane for lane, so bitwise the outputs of 8-channel pixels (the
+    and 5 pixels too, the least that have such taps, and along the depth, where 1.3 reaches such taps from 10
+    planes): the same sums lane for lane, so bitwise the outputs of 8-channel pixels (the
     same channels of a four-channel call, which takes them; 3-D: binned or not), by 8 and by 16 points, at
     1, 2 and 3 threads (spans of points split among workers that each copy the planes), on planes down to
     one pixel, with coordinates to 1.3 (taps past the edges, all four of them for some) and special ones
