@@ -4,8 +4,8 @@
    into grid_sample_body.h's interleave_unit they grew it 2.3x (benchmarks/README.md, "Cubic with
    reflection padding by points"). */
 
-/* A channel's layout (rank R, 2 or 3; `replicate`: border and reflection padding's, else zeros'): a row's and a plane's
-   floats (2-D: one row), the floats between neighbours along each dim (outermost first) for
+/* A channel's layout (rank R, 2 or 3; `replicate`: border and reflection padding's, else zeros'): a row's
+   and a plane's floats (2-D: one row), the floats between neighbours along each dim (outermost first) for
    irgrid_cubic_window, a channel's floats (also the 8-channel row scratch's pixels, grid_sample.c's
    row_pixels), and irgrid_cubic_window's zero window (a pixel index): the first of the 4 trailing zero
    planes (2-D: rows). */

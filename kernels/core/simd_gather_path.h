@@ -483,8 +483,8 @@ static IRGRID_AVX2 __attribute__((noinline)) irgrid_index irgrid_pairs8_f32(cons
 
 /* irgrid_nearest_points_run_f32's pixel 1 (X's planes x + c * plane), 8 points a vector, with `padding`
    and `loads` as constants: the taps irgrid_dim_taps' (irgrid_pair8_coordinate, RINT, irgrid_pad's zeros
-   or border; reflection by irgrid_pad itself, lanes past one fold to the scalar path), read by masked gathers or scalar loads (a dropped lane reads x[0] and is zeroed); the same
-   bits as every path. */
+   or border; reflection by irgrid_pad itself, lanes past one fold to the scalar path), read by masked
+   gathers or scalar loads (a dropped lane reads x[0] and is zeroed); the same bits as every path. */
 IRGRID_AVX2_INLINE irgrid_index irgrid_nearest8_body(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, const irgrid_index* dims, int padding,
         int align, int loads, irgrid_index* fallback) {
