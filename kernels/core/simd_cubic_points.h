@@ -108,7 +108,8 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_cubic_points_body_f32x1(const float* s,
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++) {
-                acc = SFX(irgrid_cubic_rows_sum)(s + c * at.size, q[i].first, mirror ? rows[i] : NULL, at.pitch,
+                acc = SFX(irgrid_cubic_rows_sum)(s + c * at.size, q[i].first,
+                                                 mirror ? (const int (*)[16])rows[i] : NULL, at.pitch,
                                                  at.plane, (const float (*)[4][16])q[i].wt, R,
                                                  mirror && _mm512_movepi32_mask(_mm512_castps_si512(reversed[i])),
                                                  mirror ? reversed[i] : _mm512_setzero_ps());

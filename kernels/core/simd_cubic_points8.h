@@ -73,7 +73,8 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_cubic_points8_body_f32x1(const float* s, 
         blocks = i;
         for (c = 0; c < channels; c++)
             for (i = 0; i < blocks; i++) {
-                acc = SFX(irgrid_cubic_rows_sum)(s + c * at.size, q[i].first, mirror ? rows[i] : NULL, at.pitch,
+                acc = SFX(irgrid_cubic_rows_sum)(s + c * at.size, q[i].first,
+                                                 mirror ? (const int (*)[8])rows[i] : NULL, at.pitch,
                                                  at.plane, (const float (*)[4][8])q[i].wt, R,
                                                  mirror && _mm256_movemask_ps(reversed[i]),
                                                  mirror ? reversed[i] : _mm256_setzero_ps());
