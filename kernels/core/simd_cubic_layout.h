@@ -4,7 +4,7 @@
    into grid_sample_body.h's interleave_unit they grew it 2.3x (benchmarks/README.md, "Cubic with
    reflection padding by points"). */
 
-/* A channel's layout (rank R, 2 or 3; `replicate`: border and reflection padding's, else zeros'): a row's
+/* A channel's layout (rank R, 2 or 3; `mirrored`: border and reflection padding's, else zeros'): a row's
    and a plane's floats (2-D: one row), the floats between neighbours along each dim (outermost first) for
    irgrid_cubic_window, a channel's floats (also the 8-channel row scratch's pixels, grid_sample.c's
    row_pixels), and irgrid_cubic_window's zero window (a pixel index): the first of the 4 trailing zero
@@ -14,15 +14,15 @@ typedef struct {
     int no_taps;
 } irgrid_cubic_layout;
 
-static inline irgrid_cubic_layout irgrid_cubic_layout_of(irgrid_index R, const irgrid_index* dims, int replicate) {
-    const irgrid_index pad = replicate ? 6 : 3;  /* pixels around a row */
+static inline irgrid_cubic_layout irgrid_cubic_layout_of(irgrid_index R, const irgrid_index* dims, int mirrored) {
+    const irgrid_index pad = mirrored ? 6 : 3;  /* pixels around a row */
     irgrid_cubic_layout at;
     at.pitch = dims[R - 1] + pad;
     at.plane = R == 3 ? (dims[1] + pad) * at.pitch : at.pitch;
     at.pitches[0] = at.plane;
     at.pitches[1] = R == 3 ? at.pitch : 1;
     at.pitches[2] = 1;
-    at.size = (dims[0] + (replicate ? 6 : 7)) * at.plane;
+    at.size = (dims[0] + (mirrored ? 6 : 7)) * at.plane;
     at.no_taps = (int)((dims[0] + 3) * at.plane);
     return at;
 }
