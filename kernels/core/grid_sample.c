@@ -245,40 +245,31 @@ static irgrid_index interleave_from(const irgrid_grid_sample* p) {
     return INTERLEAVE_MIN_CHANNELS;
 }
 
-/* Whether 3-D cubic takes one-channel pixels past CUBIC_POINTS_3D_BYTES (`bytes` a worker's scratch): where
-   8-channel pixels' row scratch exceeds INTERLEAVE_MAX_BYTES a worker, so that it runs on as few workers
-   as x_share holds (row_workers) or, past x_share (one or two channels of a large volume), not at all:
-   those calls went to the scalar path. X 1xCx32x128x128, 2 threads: one channel 0.96 ms (random grid)
-   and 0.50 (smooth) against the scalar path's 5.9 and 5.1, two 2.2 and 0.95 against 7.8 and 5.9, three
-   0.62x and 0.47x the time of the 8-channel run on one worker; where that run fits a worker
-   (1x3x16x96x96, 7.2 MiB) it kept the lead on a random grid (one-channel pixels 1.66x its time)
-   (benchmarks/README.md, "Large volumes of few channels"). Within INTERLEAVE_LARGE_BYTES and x_share
-   (the workers as many as x_share holds: row_workers), as the row scratch. */
-static int large_cubic_points(const irgrid_grid_sample* p, irgrid_index bytes) {
-    return row_pixels(p->rank, p->dims) * PIXEL_BYTES > INTERLEAVE_MAX_BYTES && bytes <= INTERLEAVE_LARGE_BYTES
-           && bytes <= x_share(p);
-}
-
 /* Whether a cubic call (2-D or 3-D) takes pixels of one channel (simd_cubic_points.h, 16 points a vector on
    calls wide_call allows, else simd_cubic_points8.h's 8; the plan's rows 2): f32, any padding, at most
    CUBIC_POINTS_CHANNELS channels, their row scratch (each worker copies it whole) within
-   INTERLEAVE_MAX_BYTES in 2-D and CUBIC_POINTS_3D_BYTES in 3-D. Past about L2's size a random grid's 16 rows
-   a point miss it: X 1xCx32x64x64 (700 KiB a channel), random grid, took 0.58x the 8-channel run's time at
-   one channel, 1.25x at two and 1.95x at three (smooth: 0.39x, 0.69x, 0.96x), where in 2-D (4 rows a point)
-   X 1x3x512x512 (3.2 MiB) still took 0.49x and 0.56x (benchmarks/README.md, "Cubic of few channels by
-   points"). By 8 points (under the AVX2 cap on Zen 5) 3-D one channel took 0.47-0.57x, 2-D one to three
-   0.40-0.88x, X 1x1x512x512 (which took the gather path) 0.28-0.31x ("Cubic of few channels by 8
-   points"). With reflection padding 0.29-0.74x, volumes past x_share (which took the scalar path) 0.07-0.3x
-   ("Cubic with reflection padding by points"). */
+   INTERLEAVE_MAX_BYTES, in 3-D past it within INTERLEAVE_LARGE_BYTES and x_share (the workers as many as
+   x_share holds: row_workers). 2-D X 1xCx256x256 took 0.39-0.87x the 8-channel row run's time, X
+   1x3x512x512 (3.2 MiB) 0.49x and 0.56x (benchmarks/README.md, "Cubic of few channels by points"). In 3-D
+   a random grid's 16 rows a point miss L2 once the scratch passes it (X 1xCx32x64x64, 700 KiB a channel:
+   1.25x the 8-channel run's time at two channels, 1.95x at three) unless its points are binned
+   (points_bins_pay): binned, 0.67-0.71x at two channels, 0.95-0.99x at three, the smooth grid 0.67x and
+   0.95-0.96x; X 1x3x16x64x64 and 1x3x24x80x80 1.00x ("Binned one-channel pixels"). Past
+   INTERLEAVE_MAX_BYTES of 8-channel pixels, which then ran on as few workers as x_share holds or, past
+   x_share, on the scalar path: X 1xCx32x128x128 one channel 0.96 ms (random grid) and 0.50 (smooth) against
+   the scalar path's 5.9 and 5.1, three 0.62x and 0.47x the time of the 8-channel run on one worker ("Large
+   volumes of few channels"). By 8 points (under the AVX2 cap on Zen 5) 3-D one channel took 0.47-0.57x,
+   2-D one to three 0.40-0.88x, X 1x1x512x512 (which took the gather path) 0.28-0.31x ("Cubic of few
+   channels by 8 points"). With reflection padding 0.29-0.74x, volumes past x_share (which took the scalar
+   path) 0.07-0.3x ("Cubic with reflection padding by points"). */
 #define CUBIC_POINTS_CHANNELS 3
-#define CUBIC_POINTS_3D_BYTES ((irgrid_index)1 << 20)
 static int cubic_points(const irgrid_grid_sample* p) {
     const irgrid_index bytes = (p->padding != IRGRID_PAD_ZEROS ? mirror_pixels(p->rank, p->dims)
                                                                 : row_pixels(p->rank, p->dims)) * p->channels * 4;
     return p->mode == IRGRID_MODE_CUBIC && p->channels <= CUBIC_POINTS_CHANNELS
-           && p->dtype == IRGRID_F32
-           && (p->rank == 2 ? bytes <= INTERLEAVE_MAX_BYTES
-                            : p->rank == 3 && (bytes <= CUBIC_POINTS_3D_BYTES || large_cubic_points(p, bytes)));
+           && p->dtype == IRGRID_F32 && (p->rank == 2 || p->rank == 3)
+           && (bytes <= INTERLEAVE_MAX_BYTES
+               || (p->rank == 3 && bytes <= INTERLEAVE_LARGE_BYTES && bytes <= x_share(p)));
 }
 
 /* Whether the gather path (and nearest by points) read with scalar loads rather than gathers: the policy,
@@ -357,27 +348,60 @@ static int plan_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
     return IRGRID_OK;
 }
 
+/* Points a unit of the interleaved path spans: items of `segment` points split into spans where the
+   items and channel groups are fewer than two a worker, so that every worker has work. */
+static irgrid_index unit_span(const irgrid_grid_sample* p, irgrid_index items, irgrid_index segment) {
+    irgrid_index spans = 1;
+    if (items * p->groups < 2 * (irgrid_index)p->threads)
+        spans = min_index(ceil_div(2 * (irgrid_index)p->threads, items * p->groups), ceil_div(segment, SIMD_BLOCK));
+    return ceil_div(segment, spans);
+}
+
+/* Whether 3-D cubic over one-channel pixels (cubic_points) bins a scattered grid's points (the policy
+   AUTO; ALWAYS bins every call it can), by tiles of 2 planes x 8 rows x a whole row (binning.h; their
+   taps' rows, 5 x 11 x the row, within L1): where the scratch is at least POINTS_BIN_MIN_BYTES and a
+   chunk's points (`chunk`) at least 1 / POINTS_BIN_DENSITY of the volume's pixels. A random grid's 16
+   rows a point then come from L2 at nearly every point; sorted, neighbouring points share them. Measured
+   on Zen 5 (binned over not, 2 threads, random grid of as many points as pixels): X 1x1x32x64x64
+   0.82-0.86x the time, 1x2x16x64x64 0.79x, 1x3x16x32x32 0.78x, 1x1x32x128x128 0.70x, 1x2x32x128x128
+   0.65x, with border and reflection padding 0.83-0.86x; the smooth grids, which the judge leaves
+   unbinned, 1.00-1.03x. Below those limits the sort cost more than it saved: 1x1x16x32x32 (93 KiB)
+   1.01-1.06x, 1x2x8x32x32 1.10x, 1x1x8x32x32 1.28-1.32x; on 1x1x32x64x64, grids of 2048 points
+   (chunks of 1/128 of the pixels and less) 1.18-1.37x, 16384 (1/32 at 2 threads) 0.91-1.01x, 32768
+   (1/16) 0.89-0.95x (benchmarks/README.md, "Binned one-channel pixels"). */
+#define POINTS_BIN_MIN_BYTES ((irgrid_index)160 << 10)
+#define POINTS_BIN_DENSITY 16
+static int points_bins_pay(const irgrid_grid_sample* p, irgrid_index chunk) {
+    return p->binning == IRGRID_POLICY_ALWAYS
+           || (p->scratch_items * (irgrid_index)sizeof(float) >= POINTS_BIN_MIN_BYTES
+               && chunk * POINTS_BIN_DENSITY >= p->plane);
+}
+
 static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     irgrid_schedule* s = &p->schedule;
-    irgrid_index items = p->batch, segment = p->points, spans = 1, span, n_units;
+    const irgrid_index bin_segment = min_index(p->points, BIN_SEGMENT);
+    irgrid_index items = p->batch, segment = p->points, span, n_units;
     int binned = 0;
     p->groups = ceil_div(p->channels, p->lanes);
     p->scratch_items = (scratch_pixels(p) * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
     if (shared_large(p, p->scratch_items * itemsize))
         return plan_shared(p, itemsize);
-    if (p->binning != IRGRID_POLICY_NEVER && !p->affine && !p->displaced && p->rank == 3
-        && p->rows == 1) {
-        p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, p->tiles, p->scale, p->offset,
-                                   &p->judge_rows);
-        if (p->n_tiles <= BIN_CAPACITY) {  /* else even tiles of every row outnumber a chunk's points */
+    if (p->binning != IRGRID_POLICY_NEVER && !p->affine && !p->displaced && p->rank == 3 && p->rows) {
+        if (p->rows == 2)  /* one-channel pixels */
+            p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, 2, 8, p->dims[2] + 4,
+                                       p->tiles, p->scale, p->offset, &p->judge_rows);
+        else
+            p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, 1, 1, 16, p->tiles,
+                                       p->scale, p->offset, &p->judge_rows);
+        /* else even tiles of every row outnumber a chunk's points */
+        if (p->n_tiles <= BIN_CAPACITY
+            && (p->rows == 1 || points_bins_pay(p, min_index(unit_span(p, 1, bin_segment), BIN_CAPACITY)))) {
             binned = 1;
             items = 1;
-            segment = min_index(p->points, BIN_SEGMENT);
+            segment = bin_segment;
         }
     }
-    if (items * p->groups < 2 * (irgrid_index)p->threads)
-        spans = min_index(ceil_div(2 * (irgrid_index)p->threads, items * p->groups), ceil_div(segment, SIMD_BLOCK));
-    span = ceil_div(segment, spans);
+    span = unit_span(p, items, segment);
     if (binned) {  /* spans of whole chunks */
         p->bin_chunk = min_index(span, BIN_CAPACITY);
         span = ceil_div(span, p->bin_chunk) * p->bin_chunk;

@@ -341,13 +341,25 @@ static void IRGRID_FN(sort_chunk)(const irgrid_grid_sample* p, const IRGRID_T* g
     }
 }
 
-/* simd_span for 3-D cubic over its row scratch on a grid (not a fused AffineGrid), chunk by chunk of
-   the bins' segment (start a chunk boundary): a sorted chunk is sampled in tile order into the
-   worker's bins->out, then put back; the others as simd_span does. */
+/* A sorted chunk's outputs over one-channel pixels (binned_span: a plane a channel in out, `stride` apart,
+   in tile order) back in point order: point i (tile position slot[i]) into y + c * y_cstride + i. */
+static void IRGRID_FN(unbin_planes)(const IRGRID_T* out, irgrid_index stride, const int* slot, irgrid_index n,
+                                    irgrid_index channels, IRGRID_T* y, irgrid_index y_cstride) {
+    irgrid_index c, i;
+    for (c = 0; c < channels; c++)
+        for (i = 0; i < n; i++)
+            y[c * y_cstride + i] = out[c * stride + slot[i]];
+}
+
+/* simd_span for 3-D cubic on a grid (not a fused AffineGrid), chunk by chunk of the bins' segment (start
+   a chunk boundary): a sorted chunk is sampled in tile order into the worker's bins->out, then put back;
+   the others as simd_span does. Over the row scratch bins->out holds a pixel a point (irgrid_unbin), over
+   one-channel pixels (rows 2, the whole volume copied in) a plane a channel (unbin_planes). */
 static void IRGRID_FN(binned_span)(const irgrid_grid_sample* p, irgrid_index batch_index, irgrid_index start,
                                    irgrid_index stop, irgrid_index c0, irgrid_index c1, IRGRID_T* scratch,
                                    irgrid_held* held, const irgrid_bins* bins) {
     const irgrid_index rank = p->rank, lanes = p->lanes, points = p->points;
+    const int planes = p->rows == 2;
     irgrid_index n, s, m;
     const IRGRID_T* gb;
     IRGRID_T* out = (IRGRID_T*)bins->out;
@@ -359,13 +371,18 @@ static void IRGRID_FN(binned_span)(const irgrid_grid_sample* p, irgrid_index bat
             gb = (const IRGRID_T*)bins->coords + (start - bins->first) * rank;
             for (s = 0; s < (n + SIMD_BLOCK - 1) / SIMD_BLOCK; s++) {
                 m = SIMD_BLOCK < n - s * SIMD_BLOCK ? SIMD_BLOCK : n - s * SIMD_BLOCK;
-                IRGRID_FN(hold_planes)(p, xb, c1 - c0, gb + s * SIMD_BLOCK * rank, m, scratch, held);
-                IRGRID_FN(simd_points)(p, xb, gb + s * SIMD_BLOCK * rank, out + s * SIMD_BLOCK * lanes, 1, 1, m,
-                                       c1 - c0, scratch);
+                if (!planes)
+                    IRGRID_FN(hold_planes)(p, xb, c1 - c0, gb + s * SIMD_BLOCK * rank, m, scratch, held);
+                IRGRID_FN(simd_points)(p, xb, gb + s * SIMD_BLOCK * rank, out + s * SIMD_BLOCK * (planes ? 1 : lanes),
+                                       planes ? bins->chunk : 1, !planes, m, c1 - c0, scratch);
             }
-            IRGRID_FN(irgrid_unbin)(out, bins->slot + (start - bins->first), n, c1 - c0, yb + start, points);
+            if (planes)
+                IRGRID_FN(unbin_planes)(out, bins->chunk, bins->slot + (start - bins->first), n, c1 - c0, yb + start,
+                                        points);
+            else
+                IRGRID_FN(irgrid_unbin)(out, bins->slot + (start - bins->first), n, c1 - c0, yb + start, points);
         } else {
-            IRGRID_FN(simd_span)(p, NULL, NULL, batch_index, start, start + n, c0, c1, scratch, held);
+            IRGRID_FN(simd_span)(p, NULL, NULL, batch_index, start, start + n, c0, c1, scratch, planes ? NULL : held);
         }
         start += n;
     }

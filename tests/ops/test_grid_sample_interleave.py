@@ -279,7 +279,7 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
     padding maps them to, reflection's taps wholly past an edge read backwards inside the dim, on dims of 4
     and 5 pixels too, the least that have such taps, and along the depth, where 1.3 reaches such taps from 10
     planes): the same sums lane for lane, so bitwise the outputs of 8-channel pixels (the
-    same channels of a four-channel call, which takes them; 3-D: binned or not), by 8 and by 16 points, at
+    same channels of a four-channel call, which takes them; 3-D: binned or not, either way), by 8 and by 16 points, at
     1, 2 and 3 threads (spans of points split among workers that each copy the planes), on planes down to
     one pixel, with coordinates to 1.3 (taps past the edges, all four of them for some) and special ones
     among the points (the scalar path's), and Inf and NaN in the fourth channel, which only the
@@ -317,8 +317,11 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
                 assert sample_plan((2, channels, *dims), grid.shape, np.float32, "cubic", padding,
                                    align).route(2) == f"interleaved {channels} rows"
                 for threads in (1, 2, 3):
-                    points = sample(x[:, :channels], grid, "cubic", padding, align, threads)
-                    assert same_bits(points, rows8[:, :channels]), (channels, lanes, threads)
+                    for binning in ("never", "always") if rank == 3 else ("auto",):
+                        sampling.use_binning(binning)
+                        points = sample(x[:, :channels], grid, "cubic", padding, align, threads)
+                        assert same_bits(points, rows8[:, :channels]), (channels, lanes, threads, binning)
+                    sampling.use_binning("auto")
             if oracle:
                 np.testing.assert_allclose(np.moveaxis(points, 1, -1)[ordinary],
                                            np.moveaxis(expected[:, :channels], 1, -1)[ordinary],
@@ -639,6 +642,35 @@ def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype):
         sampling.use_binning(was)
     assert binned[0].tobytes() == plain.tobytes()
     assert binned[1].tobytes() == plain.tobytes()
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("channels", [1, 3])
+def test_3d_cubic_points_binned_bitwise_identical(channels, padding):
+    """3-D cubic over one-channel pixels on a scattered grid bins its points by default where the volume
+    is large enough (grid_sample.c's points_bins_pay; tiles of 2 planes x 8 rows x a whole row), each
+    chunk's outputs a plane a channel, put back by point: the same bits as unbinned, with two items, more
+    points than a chunk holds (32768), special coordinates (the scalar path's points) and 1 to 3 threads;
+    ordinary points against onnx.reference."""
+    rng = keyed_rng("binned-points", channels, padding)
+    x = rng.uniform(-1, 1, (2, channels, 30, 40, 41)).astype(np.float32)
+    grid = rng.uniform(-1.1, 1.1, (2, 32768 + 4099, 1, 1, 3)).astype(np.float32)
+    if padding == "border":  # within the pixel range, as onnx.reference's clamping needs (above)
+        edge = 1 - 1 / np.array(x.shape[:1:-1], np.float32)
+        grid = np.clip(grid, -edge, edge)
+    expected = run_onnx_reference(x.astype(float), grid[:, :300].astype(float), "cubic", padding, False)
+    grid[:, 400::97, 0, 0, rng.integers(0, 3)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    assert sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, False).route(2) == \
+        f"binned {channels} rows"
+    binned = [sample(x, grid, "cubic", padding, False, threads) for threads in (1, 2, 3)]
+    was = sampling.use_binning("never")
+    try:
+        plain = sample(x, grid, "cubic", padding, False, 2)
+    finally:
+        sampling.use_binning(was)
+    for out in binned:
+        assert out.tobytes() == plain.tobytes()
+    np.testing.assert_allclose(plain[:, :, :300], expected, **TOLERANCES[np.float32])
 
 
 @DTYPES
