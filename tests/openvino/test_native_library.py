@@ -300,12 +300,12 @@ def _grid_sample_ir(tmp_path: Path, x_shape, g_shape, mode: str, padding: str, a
 
 GRID_SAMPLE_CONFIGS = [  # (x shape, grid's output dims): every path of the kernel (scalar, gather,
     # small one-channel items as one run, interleaved, 2-D and 3-D cubic runs, binned 3-D cubic, cubic's
-    # one-channel pixels in 2-D and 3-D and 2-D nearest by points of one to three channels on AVX-512
-    # CPUs: 512 points and more), ranks 1 to 4
+    # one-channel pixels in 2-D and 3-D, binned in 3-D on a large enough volume, and 2-D nearest by points
+    # of one to three channels on AVX-512 CPUs: 512 points and more), ranks 1 to 4
     ((2, 3, 9), (7,)), ((1, 1, 6, 7), (5, 4)), ((40, 1, 11, 13), (9, 9)), ((2, 5, 8, 9), (6, 7)),
     ((1, 16, 12, 10), (9, 11)), ((1, 1, 19, 23), (24, 25)), ((1, 2, 20, 30), (24, 25)), ((2, 3, 15, 17), (16, 20)),
     ((1, 2, 5, 6, 7), (4, 5, 3)), ((1, 9, 6, 7, 8), (5, 6, 7)), ((1, 8, 10, 12, 14), (40, 30, 24)),
-    ((1, 1, 6, 7, 8), (8, 9, 10)),
+    ((1, 1, 6, 7, 8), (8, 9, 10)), ((1, 1, 30, 40, 41), (16, 28, 28)),
     ((1, 2, 3, 4, 3, 4), (2, 3, 2, 3)),
 ]
 
