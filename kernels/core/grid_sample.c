@@ -402,8 +402,8 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
         }
     }
     span = unit_span(p, items, segment);
-    if (binned) {  /* spans of whole chunks */
-        p->bin_chunk = min_index(span, BIN_CAPACITY);
+    if (binned) {  /* spans of whole chunks, as many as planned: a span's chunks of equal size */
+        p->bin_chunk = ceil_div(span, ceil_div(span, BIN_CAPACITY));
         span = ceil_div(span, p->bin_chunk) * p->bin_chunk;
     }
     p->span = span;
