@@ -16,7 +16,8 @@
    irgrid_cubic_run's (a row's 4 taps with the x weights, MUL then FMAs, the 4 rows with the y weights, in 3-D
    the 4 planes with the z weights), lane for lane, so the bits are the row runs' at 8 and 16 channels. A
    whole volume's scratch (a few hundred KiB a channel where the plan takes this run) stays in L2, so it is
-   copied at once and its points are not binned. The layouts: simd_cubic_layout.h (simd_cubic_points8.h's
+   copied at once; a scattered grid's points are binned by coarse tiles (grid_sample.c's points_bins_pay),
+   so that neighbouring points' rows hit L1. The layouts: simd_cubic_layout.h (simd_cubic_points8.h's
    8-point run reads them too). */
 
 /* Four 4 x 4 transposes, one a 128-bit lane: lane L of t[j] holds element j of lane L of z[0], z[1], z[2] and
