@@ -357,6 +357,12 @@ static irgrid_index unit_span(const irgrid_grid_sample* p, irgrid_index items, i
     return ceil_div(segment, spans);
 }
 
+/* The points of a binned span's chunks: as many chunks of equal size as BIN_CAPACITY needs (rounding a
+   span up to whole chunks of BIN_CAPACITY made a span just past one chunk two: 153,600 points at two
+   threads, four spans of 38,400, became three units of 65,536 for two workers; benchmarks/README.md,
+   "Binned one-channel pixels"). */
+static irgrid_index bin_chunk_of(irgrid_index span) { return ceil_div(span, ceil_div(span, BIN_CAPACITY)); }
+
 /* Whether 3-D cubic over one-channel pixels (cubic_points) bins a scattered grid's points (the policy
    AUTO; ALWAYS bins every call it can), by tiles of 2 planes x 8 rows x a whole row (binning.h; their
    taps' rows, 5 x 11 x the row, within L1): where the scratch is at least POINTS_BIN_MIN_BYTES and a
@@ -393,17 +399,16 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
         else
             p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, 1, 1, 16, p->tiles,
                                        p->scale, p->offset, &p->judge_rows);
-        /* else even tiles of every row outnumber a chunk's points */
-        if (p->n_tiles <= BIN_CAPACITY
-            && (p->rows == 1 || points_bins_pay(p, min_index(unit_span(p, 1, bin_segment), BIN_CAPACITY)))) {
+        if (p->n_tiles <= BIN_CAPACITY  /* else even tiles of every row outnumber a chunk's points */
+            && (p->rows == 1 || points_bins_pay(p, bin_chunk_of(unit_span(p, 1, bin_segment))))) {
             binned = 1;
             items = 1;
             segment = bin_segment;
         }
     }
     span = unit_span(p, items, segment);
-    if (binned) {  /* spans of whole chunks, as many as planned: a span's chunks of equal size */
-        p->bin_chunk = ceil_div(span, ceil_div(span, BIN_CAPACITY));
+    if (binned) {  /* spans of whole chunks */
+        p->bin_chunk = bin_chunk_of(span);
         span = ceil_div(span, p->bin_chunk) * p->bin_chunk;
     }
     p->span = span;
