@@ -327,8 +327,10 @@ static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsiz
    segment by segment of BIN_SEGMENT points (the schedule's rounds): the workers first judge and sort
    the segment's chunks (phase 0), then sample its units (phase 1), so that each chunk is sorted once
    for all the channel groups. */
-/* IRGRID_GS_SHARED's schedule (shared_large): per round (item, channel group) a copy phase of pieces of
-   the plane, then a phase of spans of points, about two units a worker in each; one scratch for all. */
+/* IRGRID_GS_SHARED's schedule (shared_large, shared_pixels): per round (item, channel group) a copy phase
+   of pieces of the plane, then a phase of spans of points, about two units a worker in each; one scratch
+   for all. 2-D nearest by points (shared_pixels) gives each worker contiguous pieces and spans, so that
+   a local grid's points read the part of the plane their worker copied. */
 static int plan_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
     irgrid_schedule* s = &p->schedule;
     const irgrid_index units = 2 * (irgrid_index)(p->threads > 1 ? p->threads : 1);  /* a phase's */
@@ -343,9 +345,49 @@ static int plan_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
     s->units[0] = ceil_div(p->plane, p->piece);
     s->units[1] = p->spans;
     s->workers = workers_for(p->threads, s->units[0] > s->units[1] ? s->units[0] : s->units[1]);
-    s->in_order = 0;
+    s->in_order = p->pixel > 1;
     s->shared_bytes = (size_t)(p->scratch_items * itemsize);
     return IRGRID_OK;
+}
+
+/* Whether 2-D nearest by points of two to four channels (the plan's pixel 2 or 4) shares one scratch among
+   its workers. With a scratch a worker each copies the whole plane into pixels for its span of points (13
+   us of a 36-41 us call at 2 threads, X 1x2x256x256). Where each worker's points read mostly the part of
+   the plane it would copy of a shared scratch (a smooth warp), one shared scratch, each worker copying a
+   contiguous part, took 0.81-0.88x the time at two to four channels; where they read anywhere (a random
+   grid), 1.17-1.19x, every other read then a line in the other core's L2 (benchmarks/README.md, "Nearest
+   of few channels: a shared scratch for local grids"). So the plan judges the grid, the first item's:
+   shared where at least 3 in 4 of SHARED_JUDGE_POINTS points spread over it (read from few lines: the
+   grid's cold lines had cost a random grid's call 2-4% with a line a point) read a pixel in the same
+   fraction of the plane (of `threads` parts) as their own index's of the points, non-finite and far
+   coordinates counted as not. That makes the schedule depend on the grid's values (per_call); calls of
+   fewer than SHARED_MIN_POINTS points an item, whose copies cost little, keep a scratch a worker. */
+#define SHARED_JUDGE_POINTS 64  /* in runs of 4 consecutive ones (a grid's line or two each) */
+#define SHARED_MIN_POINTS 16384
+static int shared_pixels(irgrid_grid_sample* p) {
+    const float* g = (const float*)p->coords;
+    const irgrid_index height = p->dims[0], width = p->dims[1], parts = p->threads;
+    irgrid_index j, i, row, col, local = 0;
+    double x, y;
+    if (p->pixel < 2 || p->threads < 2 || p->points < SHARED_MIN_POINTS || p->affine || p->displaced
+        || p->interleave != IRGRID_POLICY_AUTO)
+        return 0;
+    p->per_call = 1;
+    if (g == NULL)  /* planned without a grid (SamplePlan.route): a scratch a worker */
+        return 0;
+    for (j = 0; j < SHARED_JUDGE_POINTS; j++) {
+        i = (2 * (j / 4) + 1) * p->points / (SHARED_JUDGE_POINTS / 2) + j % 4;
+        x = (double)g[2 * i];
+        y = (double)g[2 * i + 1];
+        if (!(fabs(x) <= 4.0 && fabs(y) <= 4.0))  /* NaN, infinite or far */
+            continue;
+        x = floor(irgrid_denormalize_f64(x, width, p->align_corners) + 0.5);
+        y = floor(irgrid_denormalize_f64(y, height, p->align_corners) + 0.5);
+        col = (irgrid_index)(x < 0 ? 0 : (x > (double)(width - 1) ? (double)(width - 1) : x));
+        row = (irgrid_index)(y < 0 ? 0 : (y > (double)(height - 1) ? (double)(height - 1) : y));
+        local += (row * width + col) * parts / p->plane == i * parts / p->points;
+    }
+    return 4 * local >= 3 * SHARED_JUDGE_POINTS;
 }
 
 /* Points a unit of the interleaved path spans: items of `segment` points split into spans where the
@@ -390,7 +432,7 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     int binned = 0;
     p->groups = ceil_div(p->channels, p->lanes);
     p->scratch_items = (scratch_pixels(p) * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
-    if (shared_large(p, p->scratch_items * itemsize))
+    if (shared_large(p, p->scratch_items * itemsize) || shared_pixels(p))
         return plan_shared(p, itemsize);
     if (p->binning != IRGRID_POLICY_NEVER && !p->affine && !p->displaced && p->rank == 3 && p->rows) {
         if (p->rows == 2)  /* one-channel pixels */
@@ -517,6 +559,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     p->wide = 0;
     p->rows = 0;
     p->pixel = 0;
+    p->per_call = 0;
     if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
         return IRGRID_E_MODE;
     if (rank < 1 || rank > IRGRID_MAX_RANK || ((p->affine || p->displaced) && rank > IRGRID_AFFINE_MAX_RANK))

@@ -97,6 +97,9 @@ typedef struct irgrid_grid_sample {
     int rows;                                 /* interleaved cubic: a row scratch and its separable run
                                                  (2: the group's channels as planes of one-channel
                                                  pixels, simd_cubic_points.h) */
+    int per_call;                             /* 1: the schedule depends on the grid's values (grid_sample.c's
+                                                 shared_pixels): a driver that keeps a plan between calls
+                                                 plans again for each call's grid */
     int pixel;                                /* 2-D nearest by points (simd_nearest_points.h): floats a
                                                  pixel, 1 (X's own planes: the gather path) or 2 or 4 (the
                                                  interleaved path's scratch); 0: not this run */

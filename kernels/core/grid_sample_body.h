@@ -433,11 +433,20 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
 }
 
 /* IRGRID_GS_SHARED's copy unit: pixels [start, start + piece) of channels [c0, c1) of item b into the
-   shared scratch, and, in the last piece, the zero pixel after them. */
+   shared scratch (pixels of p->pixel floats for 2-D nearest by points), and, in the last piece, the zero
+   pixel after them. */
 static void IRGRID_FN(copy_piece)(const irgrid_grid_sample* p, irgrid_index b, irgrid_index c0, irgrid_index c1,
                                   irgrid_index start, IRGRID_T* scratch) {
     const irgrid_index plane = p->plane, n = p->piece < plane - start ? p->piece : plane - start;
     const IRGRID_T* x = (const IRGRID_T*)p->data + (b * p->channels + c0) * plane + start;
+#if IRGRID_WIDE_PIXELS
+    if (p->pixel) {
+        irgrid_interleave_narrow_f32(x, c1 - c0, plane, n, p->pixel, scratch + start * p->pixel);
+        if (start + n == plane)
+            memset(scratch + plane * p->pixel, 0, (size_t)p->pixel * sizeof(float));
+        return;
+    }
+#endif
     if (start + n == plane)
         IRGRID_FN(irgrid_interleave)(x, c1 - c0, plane, n, scratch + start * p->lanes);
     else

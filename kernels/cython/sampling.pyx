@@ -203,10 +203,10 @@ cdef int plan_problem(irgrid_grid_sample* p, int num_threads) except -1:
 
 cdef int run_problem(irgrid_grid_sample* p, irgrid_scratch_cache* cache, x, coords, out, int num_threads) except -1:
     """Runs p on these arrays (checked by the caller), planned again only where the thread count or a
-    policy changed since its last plan: a plan's integer divisions cost a small call a tenth of its
-    time."""
+    policy changed since its last plan, or where its schedule depends on the grid (`per_call`): a plan's
+    integer divisions cost a small call a tenth of its time."""
     p.data, p.coords, p.output = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords), cnp.PyArray_DATA(out)
-    if (p.threads != num_threads or p.simd != simd_on or p.interleave != interleave_policy
+    if (p.per_call or p.threads != num_threads or p.simd != simd_on or p.interleave != interleave_policy
             or p.binning != bin_policy or p.gathers != gather_policy or p.avx512 != avx512_policy):
         plan_problem(p, num_threads)
     return run_plan(p, cache)
@@ -347,15 +347,24 @@ cdef class SamplePlan:
     cdef tuple _shape(self, const cnp.npy_intp* dims, int ndim):
         return tuple([dims[k] for k in range(ndim)])
 
-    def route(self, int num_threads=1) -> str:
+    def route(self, int num_threads=1, coords=None) -> str:
         """The path a call with `num_threads` threads takes under the current policies: "blocks" (the
         scalar path), "gather", "items" (a batch of one-channel items as one run), or "interleaved",
         "shared" (one scratch for the workers) or "binned" with its pixels' channels and, for cubic's row
         scratch, "rows" ("interleaved 16 rows"); " points" where 2-D nearest of a few channels runs by
-        points (the plan's `pixel`: "gather points", "interleaved 2 points").
+        points (the plan's `pixel`: "gather points", "interleaved 2 points"). Where the path depends on
+        the grid's values (2-D nearest by points: "shared 2 points" on a local grid), on `coords` (a
+        C-contiguous array of this plan's dtype and coordinates' shape; without it, as for a scattered
+        grid).
         For tests: the paths give the same bits (cubic's row runs excepted), so only this tells them
         apart."""
         cdef irgrid_grid_sample p = self.problem
+        p.coords = NULL
+        if coords is not None:
+            if (not isinstance(coords, np.ndarray) or coords.dtype != self.dtype or coords.shape != self.coords_shape
+                    or not coords.flags.c_contiguous):
+                raise ValueError("coords must be a C-contiguous array of the plan's dtype and coordinates' shape")
+            p.coords = cnp.PyArray_DATA(coords)
         plan_problem(&p, num_threads)
         name = {IRGRID_GS_BLOCKS: "blocks", IRGRID_GS_GATHER: "gather", IRGRID_GS_ITEMS: "items",
                 IRGRID_GS_INTERLEAVE: "interleaved", IRGRID_GS_BINNED: "binned", IRGRID_GS_SHARED: "shared"}[p.path]

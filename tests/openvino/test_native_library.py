@@ -330,6 +330,27 @@ def test_grid_sample_gives_irgrid_runtime_bits(tmp_path, mode, padding):
             np.testing.assert_array_equal(got, want, err_msg=f"{x_shape} -> {out_dims}, {threads} threads")
 
 
+@pytest.mark.parametrize("channels", [2, 4])
+def test_nearest_on_a_local_grid_gives_irgrid_runtime_bits(tmp_path, channels):
+    """2-D nearest of a few channels on a local grid (a turned identity, NaN and Inf sprinkled in), where
+    the core plans one scratch shared by the workers from the grid's values (grid_sample.c's
+    shared_pixels, planned per call here as in irgrid's runtime): the runtime's bits at 1 and 2
+    threads, a scattered grid's too."""
+    rng = np.random.default_rng(channels)
+    x = rng.standard_normal((1, channels, 70, 90)).astype(np.float32)
+    rows, cols = np.meshgrid(np.linspace(-1.05, 1.05, 130), np.linspace(-1.05, 1.05, 150), indexing="ij")
+    local = np.stack([np.cos(0.15) * cols - np.sin(0.15) * rows, np.sin(0.15) * cols + np.cos(0.15) * rows], -1)
+    local = local[None].astype(np.float32)
+    local.reshape(-1)[3::41] = np.nan
+    local.reshape(-1)[5::41] = np.inf
+    for g in (local, _random_grid(rng, local.shape)):
+        path = _grid_sample_ir(tmp_path, x.shape, g.shape, "nearest", "zeros", False)
+        (want,) = irgrid.compile_model(path, threads=2)([x, g]).values()
+        for threads in (1, 2):
+            got = _compile(native_core(), path, threads)([x, g])[0]
+            np.testing.assert_array_equal(got, want, err_msg=f"{threads} threads")
+
+
 _CAPPED_LIBRARY = """
 import sys
 import numpy as np

@@ -476,6 +476,52 @@ def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
                                       np.moveaxis(expected[:, :channels], 1, -1)[ordinary], err_msg=f"C={channels}")
 
 
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("align", [False, True])
+def test_nearest_by_points_shares_a_scratch_on_local_grids(align, padding):
+    """2-D nearest of two to four f32 channels at two or more threads shares one scratch among the workers
+    where the grid is local (grid_sample.c's shared_pixels: each worker's points read mostly the part of
+    the plane it copies; judged per call from the grid's values) and keeps a scratch a worker on a random
+    grid: bitwise the gather path's and one thread's either way, at 2 and 3 threads, two items, special
+    coordinates and coordinates past the edges among the points; the ordinary points against
+    onnxruntime."""
+    if not sampling.avx512_available():
+        pytest.skip("nearest by points of two to four channels runs 16 points a vector: AVX-512")
+    rng = keyed_rng("nearest-shared", align, padding)
+    x = rng.uniform(-1, 1, (2, 4, 70, 90)).astype(np.float32)
+    rows, cols = np.meshgrid(np.linspace(-1.05, 1.05, 130), np.linspace(-1.05, 1.05, 150), indexing="ij")
+    turn = 0.15
+    local = np.stack([np.cos(turn) * cols - np.sin(turn) * rows, np.sin(turn) * cols + np.cos(turn) * rows], -1)
+    local = np.broadcast_to(local, (2, *local.shape)).copy()  # 19,500 points an item: past SHARED_MIN_POINTS
+    scattered = rng.uniform(-1.1, 1.1, local.shape)
+    for grid, route in ((local, "shared"), (scattered, "interleaved")):
+        size = np.array(x.shape[:1:-1], float)  # the grid lists the innermost dim first
+        pixel = (grid + 1) / 2 * (size - 1) if align else ((grid + 1) * size - 1) / 2
+        ordinary = (np.abs(pixel - np.floor(pixel) - 0.5) > 1e-3).all(-1)  # no rounding ties
+        expected = run_ort_grid_sample(x.astype(np.float64), grid, "nearest", padding, align)
+        ordinary.reshape(-1)[100::97] = False
+        grid = grid.copy()
+        grid.reshape(-1, 2)[100::97, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+        grid = grid.astype(np.float32)
+        was = sampling.use_interleave("auto")
+        try:
+            for channels in (2, 3, 4):
+                plan = sample_plan((2, channels, 70, 90), grid.shape, np.float32, "nearest", padding, align)
+                pixel_floats = 2 if channels == 2 else 4
+                assert plan.route(2, grid) == f"{route} {pixel_floats} points", channels
+                assert plan.route(1, grid) == plan.route(2) == f"interleaved {pixel_floats} points"
+                outs = [sample(x[:, :channels], grid, "nearest", padding, align, threads) for threads in (1, 2, 3)]
+                sampling.use_interleave("never")
+                gathered = sample(x[:, :channels], grid, "nearest", padding, align, 2)
+                sampling.use_interleave("auto")
+                for threads, out in zip((1, 2, 3), outs):
+                    assert out.tobytes() == gathered.tobytes(), (route, channels, threads)
+                np.testing.assert_array_equal(np.moveaxis(outs[1], 1, -1)[ordinary],
+                                              np.moveaxis(expected[:, :channels], 1, -1)[ordinary])
+        finally:
+            sampling.use_interleave(was)
+
+
 @DTYPES
 @pytest.mark.parametrize("padding", PADDINGS)
 def test_3d_cubic_streams_a_large_output(padding, dtype):
