@@ -283,7 +283,8 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
    (NEVER and ALWAYS keep the gather and the interleaved paths, for comparisons). One channel reads X's
    plane by 16-lane gathers or loads (no scratch; 8 lanes, simd_gather_path.h's irgrid_nearest8_f32, where
    wide_call leaves a call to AVX2); two to four, on calls wide_call allows, a scratch of pairs or of
-   4-channel pixels, within INTERLEAVE_MAX_BYTES. On Zen 5 (X 1xCx256x256, against the gather path) one channel took 0.81-0.95x the
+   4-channel pixels (each worker's, or on a local grid one shared: shared_pixels), within
+   INTERLEAVE_MAX_BYTES. On Zen 5 (X 1xCx256x256, against the gather path) one channel took 0.81-0.95x the
    time at 2 threads, two 0.68-1.00x, three and four 0.52-0.76x at one thread (benchmarks/README.md,
    "Nearest of few channels by points"). */
 #define NEAREST_POINTS_CHANNELS 4
