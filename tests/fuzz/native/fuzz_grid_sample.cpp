@@ -79,6 +79,11 @@ void run(FuzzedDataProvider& in, irgrid_grid_sample p, int64_t data_n, int64_t c
     Buffer out_a(out_n * sizeof(T), 0xA5), out_b(out_n * sizeof(T), 0x5A);
     fill_values(in, Fill::from(in), data.as<T>(), data_n);
     fill_values(in, Fill::from(in), coords.as<T>(), coords_n);
+    if (in.ConsumeIntegralInRange<int>(0, 7) == 0) {  // a warp's coordinates: rising with the point's index
+        T* c = coords.as<T>();                         // (2-D nearest by points shares a scratch on such grids)
+        for (int64_t i = 0; i < coords_n; i++)
+            if (std::isfinite((double)c[i])) c[i] = (T)(-1.1 + 2.2 * double(i) / double(coords_n));
+    }
     p.data = data.data;
     p.coords = coords.data;
 
@@ -139,15 +144,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     p.dtype = pick_code(in, 2);
     const uint8_t rank_kind = in.ConsumeIntegral<uint8_t>();
     // 192-199: 2-D with outputs of 16-40 points a side, 184-191: 3-D with 7-13, so that calls reach the
-    // paths that start at a block of 256 points (the pair reads at 8 and 16 lanes, the fused few-channel run)
-    const bool large = rank_kind >= 192 && rank_kind < 200, large_3d = rank_kind >= 184 && rank_kind < 192;
+    // paths that start at a block of 256 points (the pair reads at 8 and 16 lanes, the fused few-channel run);
+    // 200-201: 2-D with 128-152 a side, past the 16,384 points from which 2-D nearest by points judges the
+    // grid (grid_sample.c's shared_pixels)
+    const bool large = rank_kind >= 192 && rank_kind < 202, large_3d = rank_kind >= 184 && rank_kind < 192;
+    const int64_t large_side = rank_kind >= 200 ? 128 : 16;
     p.rank = large ? 2 : large_3d ? 3 : rank_kind < 200 ? 1 + rank_kind % 3
                      : (rank_kind < 250 ? rank_kind % 8 : pick_size(in, IRGRID_MAX_RANK + 1));
     const int64_t dims = p.rank < 0 ? 0 : (p.rank > IRGRID_MAX_RANK ? IRGRID_MAX_RANK : p.rank);
     for (int64_t k = 0; k < dims; k++) {
         p.dims[k] = pick_size(in, 6);
         p.out_dims[k] = pick_size(in, 6);
-        if (large && p.out_dims[k] >= 0 && p.out_dims[k] <= 6) p.out_dims[k] = 16 + 4 * p.out_dims[k];
+        if (large && p.out_dims[k] >= 0 && p.out_dims[k] <= 6) p.out_dims[k] = large_side + 4 * p.out_dims[k];
         if (large_3d && p.out_dims[k] >= 0 && p.out_dims[k] <= 6) p.out_dims[k] = 7 + p.out_dims[k];
     }
     p.batch = pick_size(in, 2);
