@@ -344,6 +344,11 @@ cdef class SamplePlan:
             a = np.ascontiguousarray(a, self.dtype)
         return a
 
+    cdef object _coords(self, object coords):
+        """`coords` checked (and made C-contiguous) as `_input` does: the grid, theta or field."""
+        return self._input(coords, self.coords_dims, 3 if self.affine else self.rank + 2,
+                           "theta" if self.affine else ("field" if self.displaced else "grid"))
+
     cdef tuple _shape(self, const cnp.npy_intp* dims, int ndim):
         return tuple([dims[k] for k in range(ndim)])
 
@@ -353,17 +358,14 @@ cdef class SamplePlan:
         "shared" (one scratch for the workers) or "binned" with its pixels' channels and, for cubic's row
         scratch, "rows" ("interleaved 16 rows"); " points" where 2-D nearest of a few channels runs by
         points (the plan's `pixel`: "gather points", "interleaved 2 points"). Where the path depends on
-        the grid's values (2-D nearest by points: "shared 2 points" on a local grid), on `coords` (a
-        C-contiguous array of this plan's dtype and coordinates' shape; without it, as for a scattered
-        grid).
+        the grid's values (2-D nearest by points: "shared 2 points" on a local grid), on `coords` (as a
+        call takes them; without it, as for a scattered grid).
         For tests: the paths give the same bits (cubic's row runs excepted), so only this tells them
         apart."""
         cdef irgrid_grid_sample p = self.problem
         p.coords = NULL
         if coords is not None:
-            if (not isinstance(coords, np.ndarray) or coords.dtype != self.dtype or coords.shape != self.coords_shape
-                    or not coords.flags.c_contiguous):
-                raise ValueError("coords must be a C-contiguous array of the plan's dtype and coordinates' shape")
+            coords = self._coords(coords)
             p.coords = cnp.PyArray_DATA(coords)
         plan_problem(&p, num_threads)
         name = {IRGRID_GS_BLOCKS: "blocks", IRGRID_GS_GATHER: "gather", IRGRID_GS_ITEMS: "items",
@@ -399,8 +401,7 @@ cdef class SamplePlan:
     cdef object _sample(self, x, coords, out, int num_threads):
         cdef int ndim = self.rank + 2
         x = self._input(x, self.x_dims, ndim, "data")
-        coords = self._input(coords, self.coords_dims, 3 if self.affine else ndim,
-                             "theta" if self.affine else ("field" if self.displaced else "grid"))
+        coords = self._coords(coords)
         if out is None:
             out = self._fresh(ndim)
         elif (not cnp.PyArray_Check(out) or cnp.PyArray_TYPE(out) != self.typenum or cnp.PyArray_NDIM(out) != ndim
