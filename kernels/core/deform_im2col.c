@@ -62,9 +62,8 @@ typedef void (*irgrid_apply_f64_fn)(const double*, const ptrdiff_t*, const doubl
 typedef int (*irgrid_stream_f32_fn)(const float*, const ptrdiff_t*, const float*, ptrdiff_t, float*, ptrdiff_t);
 typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
                                         ptrdiff_t, ptrdiff_t, const float*);
-typedef unsigned (*irgrid_interior8_f32_fn)(const float*, const float*, const float*, const float*, const float*,
-                                            const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, float*,
-                                            ptrdiff_t, ptrdiff_t, int);
+typedef unsigned (*irgrid_interior8_f32_fn)(int, const float*, const float*, const float*, ptrdiff_t, const float*,
+                                            const ptrdiff_t*, const ptrdiff_t*, float*, ptrdiff_t, ptrdiff_t, int);
 
 /* The loops one call runs: the AVX2 build's where the policy and the CPU allow, else the baseline tap loop
    and NULL (the callers' plain C paths). */
@@ -149,75 +148,103 @@ __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
             dst[c * ds + rr] = bias ? src[rr * ss + c] + bias[c] : src[rr * ss + c];
     }
 }
-/* The column rows of 8 consecutive output points at one kernel tap of a 2-D f32 layer (y =
-   base_y + off_y, x likewise, off_* NULL without offsets, mask NULL without a mask), written
-   for the points whose 4 taps are all inside: 0 <= floor(y) <= H - 2 with y not an integer,
-   likewise x (the same taps under both boundary rules). The coordinates of the 8 points are
-   computed at once with the scalar path's products and sums (linear_taps, point_taps, the tap
-   loop), so the columns are the same bits; with non-temporal stores when `stream` and a row is
-   32-byte aligned with len a multiple of 8 (the caller fences). Returns the bit mask of the
-   points left to the caller (NaN, outside, on an edge or at an integer coordinate). Why: a quarter of
-   the scalar path's instructions on dcn_64 (benchmarks/README.md, "How DeformConv got here"). */
-__attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
-        const float* x, const float* base_y, const float* base_x, const float* off_y, const float* off_x,
-        const float* mask, ptrdiff_t H, ptrdiff_t W, ptrdiff_t sy, ptrdiff_t sx, float* dst,
-        ptrdiff_t dst_step, ptrdiff_t len, int stream) {
-    __m256 py = _mm256_loadu_ps(base_y), px = _mm256_loadu_ps(base_x);
+/* The column rows of 8 consecutive output points at one kernel tap of a 2-D or 3-D f32 layer: the
+   coordinate of dim d is base[8 * d + q] + off[d * off_step + q] (off NULL without offsets; mask NULL
+   without a mask), written for the points whose 2**rank taps are all inside: in every dim
+   0 <= floor(pos) <= length - 2 with pos not an integer (the same taps under both boundary rules). The
+   coordinates of the 8 points are computed at once with the scalar path's products and sums
+   (linear_taps, point_taps, the tap loop), so the columns are the same bits; with non-temporal stores
+   when `stream` and a row is 32-byte aligned with len a multiple of 8 (the caller fences). Returns the
+   bit mask of the points left to the caller (NaN, outside, on an edge or at an integer coordinate).
+   Why: a quarter of the scalar path's instructions on dcn_64, and 3-D's im2col 0.3x the time
+   (benchmarks/README.md, "How DeformConv got here"). rank is a constant in each caller below. */
+__attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid_interior8_rank_avx2(
+        const int rank, const float* x, const float* base, const float* off, ptrdiff_t off_step, const float* mask,
+        const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream) {
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-    float w[4][8];
-    int iy[8], ix[8];
-    ptrdiff_t q, j;
-    if (off_y) {
-        py = _mm256_add_ps(py, _mm256_loadu_ps(off_y));
-        px = _mm256_add_ps(px, _mm256_loadu_ps(off_x));
+    __m256 low[3], frac[3], wv[8], ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    float w[8][8];
+    int idx[3][8];
+    ptrdiff_t delta[8], q, j, d, e, count;
+    const ptrdiff_t taps = (ptrdiff_t)1 << rank;
+    for (d = 0; d < rank; d++) {
+        __m256 pos = _mm256_loadu_ps(base + 8 * d);
+        if (off)
+            pos = _mm256_add_ps(pos, _mm256_loadu_ps(off + d * off_step));
+        low[d] = _mm256_floor_ps(pos);
+        frac[d] = _mm256_sub_ps(pos, low[d]);
+        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(low[d], zero, _CMP_GE_OQ),
+                                             _mm256_cmp_ps(low[d], _mm256_set1_ps((float)(dims[d] - 2)), _CMP_LE_OQ)));
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(frac[d], zero, _CMP_NEQ_OQ));
     }
-    const __m256 ly = _mm256_floor_ps(py), lx = _mm256_floor_ps(px);
-    const __m256 fy = _mm256_sub_ps(py, ly), fx = _mm256_sub_ps(px, lx);
-    __m256 ok = _mm256_and_ps(_mm256_cmp_ps(ly, zero, _CMP_GE_OQ),
-                              _mm256_cmp_ps(ly, _mm256_set1_ps((float)(H - 2)), _CMP_LE_OQ));
-    ok = _mm256_and_ps(ok, _mm256_cmp_ps(fy, zero, _CMP_NEQ_OQ));
-    ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(lx, zero, _CMP_GE_OQ),
-                                         _mm256_cmp_ps(lx, _mm256_set1_ps((float)(W - 2)), _CMP_LE_OQ)));
-    ok = _mm256_and_ps(ok, _mm256_cmp_ps(fx, zero, _CMP_NEQ_OQ));
     const unsigned inside = (unsigned)_mm256_movemask_ps(ok);
     if (!inside)
         return 0xFFu;
+    /* point_taps' weights, (scale * w_0) * w_1 * ..., and offsets: dim d doubles the list with its
+       second tap (tap e takes dim d's second where bit d of e is set) */
     const __m256 scale = mask ? _mm256_loadu_ps(mask) : one;
-    const __m256 wy0 = _mm256_mul_ps(scale, _mm256_sub_ps(one, fy)), wy1 = _mm256_mul_ps(scale, fy);
-    const __m256 wx0 = _mm256_sub_ps(one, fx);
-    _mm256_storeu_ps(w[0], _mm256_mul_ps(wy0, wx0));
-    _mm256_storeu_ps(w[1], _mm256_mul_ps(wy1, wx0));
-    _mm256_storeu_ps(w[2], _mm256_mul_ps(wy0, fx));
-    _mm256_storeu_ps(w[3], _mm256_mul_ps(wy1, fx));
-    _mm256_storeu_si256((__m256i*)iy, _mm256_cvttps_epi32(_mm256_and_ps(ok, ly)));  /* 0 where not inside */
-    _mm256_storeu_si256((__m256i*)ix, _mm256_cvttps_epi32(_mm256_and_ps(ok, lx)));
+    wv[0] = _mm256_mul_ps(scale, _mm256_sub_ps(one, frac[0]));
+    wv[1] = _mm256_mul_ps(scale, frac[0]);
+    delta[0] = 0;
+    delta[1] = strides[0];
+    for (d = 1, count = 2; d < rank; d++, count *= 2) {
+        const __m256 w_lo = _mm256_sub_ps(one, frac[d]);
+        for (e = 0; e < count; e++) {
+            wv[count + e] = _mm256_mul_ps(wv[e], frac[d]);
+            wv[e] = _mm256_mul_ps(wv[e], w_lo);
+            delta[count + e] = delta[e] + strides[d];
+        }
+    }
+    for (e = 0; e < taps; e++)
+        _mm256_storeu_ps(w[e], wv[e]);
+    for (d = 0; d < rank; d++)  /* 0 where not inside */
+        _mm256_storeu_si256((__m256i*)idx[d], _mm256_cvttps_epi32(_mm256_and_ps(ok, low[d])));
     for (q = 0; q < 8; q++) {
         if (!((inside >> q) & 1u))
             continue;
-        const float* a = x + iy[q] * sy + ix[q] * sx;
-        const float* b = a + sy;
-        const float* c = a + sx;
-        const float* d = a + sy + sx;
-        const float w0 = w[0][q], w1 = w[1][q], w2 = w[2][q], w3 = w[3][q];
-        const __m256 v0 = _mm256_set1_ps(w0), v1 = _mm256_set1_ps(w1);
-        const __m256 v2 = _mm256_set1_ps(w2), v3 = _mm256_set1_ps(w3);
+        const float* corner = x;
+        for (d = 0; d < rank; d++)
+            corner += idx[d][q] * strides[d];
+        const float* a = corner + delta[0];
+        const float* b = corner + delta[1];
+        const float* c = corner + delta[2];
+        const float* dd = corner + delta[3];
+        const __m256 v0 = _mm256_set1_ps(w[0][q]), v1 = _mm256_set1_ps(w[1][q]);
+        const __m256 v2 = _mm256_set1_ps(w[2][q]), v3 = _mm256_set1_ps(w[3][q]);
         float* out = dst + q * dst_step;
         const int nt = stream && !(len & 7) && !((size_t)out & 31);
-        for (j = 0; j + 8 <= len; j += 8) {
-            const __m256 ab = _mm256_add_ps(_mm256_mul_ps(v0, _mm256_loadu_ps(a + j)),
-                                            _mm256_mul_ps(v1, _mm256_loadu_ps(b + j)));
-            const __m256 cd = _mm256_add_ps(_mm256_mul_ps(v2, _mm256_loadu_ps(c + j)),
-                                            _mm256_mul_ps(v3, _mm256_loadu_ps(d + j)));
-            const __m256 v = _mm256_add_ps(ab, cd);
+        for (j = 0; j + 8 <= len; j += 8) {  /* IRGRID_APPLY_BODY's sums */
+            __m256 v = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(v0, _mm256_loadu_ps(a + j)),
+                                                   _mm256_mul_ps(v1, _mm256_loadu_ps(b + j))),
+                                     _mm256_add_ps(_mm256_mul_ps(v2, _mm256_loadu_ps(c + j)),
+                                                   _mm256_mul_ps(v3, _mm256_loadu_ps(dd + j))));
+            if (rank == 3)
+                v = _mm256_add_ps(v, _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w[4][q]), _mm256_loadu_ps(corner + delta[4] + j)),
+                                  _mm256_mul_ps(_mm256_set1_ps(w[5][q]), _mm256_loadu_ps(corner + delta[5] + j))),
+                    _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w[6][q]), _mm256_loadu_ps(corner + delta[6] + j)),
+                                  _mm256_mul_ps(_mm256_set1_ps(w[7][q]), _mm256_loadu_ps(corner + delta[7] + j)))));
             if (nt)
                 _mm256_stream_ps(out + j, v);
             else
                 _mm256_storeu_ps(out + j, v);
         }
-        for (; j < len; j++)
-            out[j] = (w0 * a[j] + w1 * b[j]) + (w2 * c[j] + w3 * d[j]);
+        for (; j < len; j++) {
+            float v = (w[0][q] * a[j] + w[1][q] * b[j]) + (w[2][q] * c[j] + w[3][q] * dd[j]);
+            if (rank == 3)
+                v = v + ((w[4][q] * corner[delta[4] + j] + w[5][q] * corner[delta[5] + j])
+                         + (w[6][q] * corner[delta[6] + j] + w[7][q] * corner[delta[7] + j]));
+            out[j] = v;
+        }
     }
     return ~inside & 0xFFu;
+}
+__attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
+        int rank, const float* x, const float* base, const float* off, ptrdiff_t off_step, const float* mask,
+        const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream) {
+    if (rank == 2)
+        return irgrid_interior8_rank_avx2(2, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream);
+    return irgrid_interior8_rank_avx2(3, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream);
 }
 
 #else

@@ -155,8 +155,8 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
     IRGRID_T* dst;
     uint32_t todo;
 #if IRGRID_F32
-    float fy[8], fx[8];
-    const float *off_y, *off_x, *scale;
+    float fbase[3 * 8];
+    const float *off_first, *scale;
     unsigned left;
     int interior8 = 0;
 #endif
@@ -175,8 +175,8 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
         c_first = g * offset_channels;
         c_end = c_first + offset_channels;
         gc_first = c_first / group_channels;
-#if IRGRID_F32  /* 2-D f32, the offset group within one convolution group (streamed or not) */
-        interior8 = rank == 2 && paths->interior8_f32 != 0 && c_end <= (gc_first + 1) * group_channels;
+#if IRGRID_F32  /* 2-D and 3-D f32, the offset group within one convolution group (streamed or not) */
+        interior8 = (rank == 2 || rank == 3) && paths->interior8_f32 != 0 && c_end <= (gc_first + 1) * group_channels;
 #endif
         for (d = 0; d < rank; d++) {
             kidx[d] = 0;
@@ -188,19 +188,13 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
 #if IRGRID_F32
             q = 0;
             while (interior8 && q + 8 <= stop - start) {
-                for (j = 0; j < 8; j++) {
-                    fy[j] = (float)(base[(q + j) * 2] + koff[0]);
-                    fx[j] = (float)(base[(q + j) * 2 + 1] + koff[1]);
-                }
-                off_y = off_x = scale = 0;
-                if (has_offsets) {
-                    off_y = offsets + tap * 2 * points + start + q;
-                    off_x = off_y + points;
-                }
-                if (has_mask)
-                    scale = mask + tap * points + start + q;
-                left = paths->interior8_f32(x + c_first, fy, fx, off_y, off_x, scale, in_dims[0], in_dims[1],
-                                            in_strides[0], in_strides[1],
+                for (d = 0; d < rank; d++)
+                    for (j = 0; j < 8; j++)
+                        fbase[8 * d + j] = (float)(base[(q + j) * rank + d] + koff[d]);
+                off_first = has_offsets ? offsets + tap * rank * points + start + q : 0;
+                scale = has_mask ? mask + tap * points + start + q : 0;
+                left = paths->interior8_f32((int)rank, x + c_first, fbase, off_first, points, scale, in_dims,
+                                            in_strides,
                                             col + gc_first * block + (start + q - tile_start) * row_length
                                             + k * group_channels + c_first - gc_first * group_channels,
                                             row_length, offset_channels, stream);

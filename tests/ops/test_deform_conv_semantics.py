@@ -391,31 +391,33 @@ def test_transpose_kernel_with_bias(dtype, shape, tap_loop):
         assert np.isnan(wide[:, :3]).all() and np.isnan(wide[:, 3 + shape[0]:]).all()
 
 
-@pytest.mark.parametrize("channels, groups, offset_groups", [(64, 1, 1), (21, 3, 1), (6, 2, 3), (16, 2, 4)])
+@pytest.mark.parametrize("channels, groups, offset_groups", [(64, 1, 1), (12, 1, 1), (21, 3, 1), (6, 2, 3), (16, 2, 4)])
 @pytest.mark.parametrize("boundary", ["zeros", "edge"])
-def test_interior_points_path_gives_the_scalar_columns(channels, groups, offset_groups, boundary):
-    """2-D f32 columns from the AVX2 build (whose 8-point path takes the points with 4 taps inside)
-    equal the baseline build's bit for bit: offsets putting points inside, on the edges, outside, at
-    integer coordinates, NaN, +-Inf and huge; a mask with NaN; with and without offsets and mask."""
+@pytest.mark.parametrize("dims", [(11, 21), (5, 7, 9)], ids=["2d", "3d"])
+def test_interior_points_path_gives_the_scalar_columns(channels, groups, offset_groups, boundary, dims):
+    """2-D and 3-D f32 columns from the AVX2 build (whose 8-point path takes the points with all taps
+    inside) equal the baseline build's bit for bit: offsets putting points inside, on the edges,
+    outside, at integer coordinates, NaN, +-Inf and huge; a mask with NaN; with and without offsets
+    and mask."""
     from irgrid._kernels.deform_columns import deformable_columns, select_simd
 
     rng = np.random.default_rng(channels + offset_groups)
-    h, w, k = 11, 21, 9
-    data = rng.standard_normal(h * w * channels).astype(np.float32)
-    offsets = rng.uniform(-2.5, 2.5, offset_groups * k * 2 * h * w).astype(np.float32)
+    r, points, k = len(dims), math.prod(dims), 3 ** len(dims)
+    data = rng.standard_normal(points * channels).astype(np.float32)
+    offsets = rng.uniform(-2.5, 2.5, offset_groups * k * r * points).astype(np.float32)
     offsets[::7] = np.round(offsets[::7])
     offsets[3::97], offsets[5::89], offsets[7::83], offsets[11::79] = np.nan, np.inf, -np.inf, 3e9
-    mask = rng.uniform(0, 1, offset_groups * k * h * w).astype(np.float32)
+    mask = rng.uniform(0, 1, offset_groups * k * points).astype(np.float32)
     mask[::101] = np.nan
-    spatial = [np.array(v, np.intp) for v in ((h, w), (h, w), (3, 3), (1, 1), (1, 1), (1, 1))]
+    spatial = [np.array(v, np.intp) for v in (dims, dims, (3,) * r, (1,) * r, (1,) * r, (1,) * r)]
     for has_offsets, has_mask in ((True, True), (True, False), (False, True)):
         results = []
         for simd in (True, False):
             select_simd(simd)
             try:
-                col = np.full(h * w * k * channels, -7, np.float32)
+                col = np.full(points * k * channels, -7, np.float32)
                 deformable_columns(data, offsets, mask, col, channels, *spatial, groups, offset_groups, has_offsets,
-                                   has_mask, boundary == "edge", 0, h * w, 2)
+                                   has_mask, boundary == "edge", 0, points, 2)
             finally:
                 select_simd(True)
             results.append(col)
