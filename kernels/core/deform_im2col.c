@@ -63,7 +63,7 @@ typedef int (*irgrid_stream_f32_fn)(const float*, const ptrdiff_t*, const float*
 typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
                                         ptrdiff_t, ptrdiff_t, const float*);
 typedef unsigned (*irgrid_interior8_f32_fn)(int, const float*, const float*, const float*, ptrdiff_t, const float*,
-                                            const ptrdiff_t*, const ptrdiff_t*, float*, ptrdiff_t, ptrdiff_t, int);
+                                            const ptrdiff_t*, const ptrdiff_t*, float*, ptrdiff_t, ptrdiff_t, int, int);
 
 /* The loops one call runs: the AVX2 build's where the policy and the CPU allow, else the baseline tap loop
    and NULL (the callers' plain C paths). */
@@ -150,22 +150,27 @@ __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
 }
 /* The column rows of 8 consecutive output points at one kernel tap of a 2-D or 3-D f32 layer: the
    coordinate of dim d is base[8 * d + q] + off[d * off_step + q] (off NULL without offsets; mask NULL
-   without a mask), written for the points whose 2**rank taps are all inside: in every dim
-   0 <= floor(pos) <= length - 2 with pos not an integer (the same taps under both boundary rules). The
-   coordinates of the 8 points are computed at once with the scalar path's products and sums
-   (linear_taps, point_taps, the tap loop), so the columns are the same bits; with non-temporal stores
-   when `stream` and a row is 32-byte aligned with len a multiple of 8 (the caller fences). Returns the
-   bit mask of the points left to the caller (NaN, outside, on an edge or at an integer coordinate).
-   Why: a quarter of the scalar path's instructions on dcn_64, and 3-D's im2col 0.3x the time
-   (benchmarks/README.md, "How DeformConv got here"). rank is a constant in each caller below. */
+   without a mask). Written here: the points whose 2**rank taps are all inside (in every dim
+   0 <= floor(pos) <= length - 2 with pos not an integer: the same taps under both boundary rules) and,
+   under the zeros rule, every point without a NaN coordinate (some taps inside: their list built as
+   point_taps builds it; none: zeros). The coordinates of the 8 points are computed at once with the
+   scalar path's products and sums (linear_taps, point_taps, the tap loop), so the columns are the same
+   bits; with non-temporal stores when `stream` and a row is 32-byte aligned with len a multiple of 8
+   (the caller fences). Returns the bit mask of the points left to the caller (NaN; under the edge rule
+   also outside, on an edge or at an integer coordinate). Why: a quarter of the scalar path's
+   instructions on dcn_64, and 3-D's im2col 0.3x the time (benchmarks/README.md, "How DeformConv got
+   here"). rank is a constant in each caller below. */
 __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid_interior8_rank_avx2(
         const int rank, const float* x, const float* base, const float* off, ptrdiff_t off_step, const float* mask,
-        const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream) {
-    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-    __m256 low[3], frac[3], wv[8], ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-    float w[8][8];
+        const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream,
+        int zeros) {
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), minus_one = _mm256_set1_ps(-1.0f);
+    const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    __m256 low[3], frac[3], wv[8], ok = all, number = all, some = all;
+    float w[8][8], fr[3][8], scale_of[8], list_w[8];
     int idx[3][8];
-    ptrdiff_t delta[8], q, j, d, e, count;
+    unsigned lo_in[3], hi_in[3];
+    ptrdiff_t delta[8], tap_off[8], q, j, d, e, count;
     const ptrdiff_t taps = (ptrdiff_t)1 << rank;
     for (d = 0; d < rank; d++) {
         __m256 pos = _mm256_loadu_ps(base + 8 * d);
@@ -173,13 +178,24 @@ __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid
             pos = _mm256_add_ps(pos, _mm256_loadu_ps(off + d * off_step));
         low[d] = _mm256_floor_ps(pos);
         frac[d] = _mm256_sub_ps(pos, low[d]);
-        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(low[d], zero, _CMP_GE_OQ),
-                                             _mm256_cmp_ps(low[d], _mm256_set1_ps((float)(dims[d] - 2)), _CMP_LE_OQ)));
-        ok = _mm256_and_ps(ok, _mm256_cmp_ps(frac[d], zero, _CMP_NEQ_OQ));
+        const __m256 last = _mm256_set1_ps((float)(dims[d] - 1)), before_last = _mm256_set1_ps((float)(dims[d] - 2));
+        const __m256 lo_ok = _mm256_and_ps(_mm256_cmp_ps(low[d], zero, _CMP_GE_OQ),
+                                           _mm256_cmp_ps(low[d], last, _CMP_LE_OQ));
+        const __m256 hi_ok = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(low[d], minus_one, _CMP_GE_OQ),
+                                                         _mm256_cmp_ps(low[d], before_last, _CMP_LE_OQ)),
+                                           _mm256_cmp_ps(frac[d], zero, _CMP_NEQ_OQ));
+        ok = _mm256_and_ps(ok, _mm256_and_ps(lo_ok, hi_ok));
+        number = _mm256_and_ps(number, _mm256_cmp_ps(pos, pos, _CMP_ORD_Q));
+        some = _mm256_and_ps(some, _mm256_or_ps(lo_ok, hi_ok));
+        lo_in[d] = (unsigned)_mm256_movemask_ps(lo_ok);
+        hi_in[d] = (unsigned)_mm256_movemask_ps(hi_ok);
     }
     const unsigned inside = (unsigned)_mm256_movemask_ps(ok);
-    if (!inside)
-        return 0xFFu;
+    const unsigned partial = zeros ? (unsigned)_mm256_movemask_ps(_mm256_and_ps(number, some)) & ~inside : 0;
+    const unsigned outside = zeros ? (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(some, number)) : 0;
+    const unsigned left = ~(inside | partial | outside) & 0xFFu;
+    if (left == 0xFFu)
+        return left;
     /* point_taps' weights, (scale * w_0) * w_1 * ..., and offsets: dim d doubles the list with its
        second tap (tap e takes dim d's second where bit d of e is set) */
     const __m256 scale = mask ? _mm256_loadu_ps(mask) : one;
@@ -197,8 +213,46 @@ __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid
     }
     for (e = 0; e < taps; e++)
         _mm256_storeu_ps(w[e], wv[e]);
-    for (d = 0; d < rank; d++)  /* 0 where not inside */
-        _mm256_storeu_si256((__m256i*)idx[d], _mm256_cvttps_epi32(_mm256_and_ps(ok, low[d])));
+    for (d = 0; d < rank; d++) {  /* 0 where no tap is inside */
+        _mm256_storeu_si256((__m256i*)idx[d], _mm256_cvttps_epi32(_mm256_and_ps(_mm256_and_ps(number, some), low[d])));
+        _mm256_storeu_ps(fr[d], frac[d]);
+    }
+    _mm256_storeu_ps(scale_of, scale);
+    for (q = 0; q < 8; q++) {
+        float* out = dst + q * dst_step;
+        if ((outside >> q) & 1u) {
+            for (j = 0; j < len; j++)
+                out[j] = 0;
+            continue;
+        }
+        if (!((partial >> q) & 1u))
+            continue;
+        tap_off[0] = 0;
+        w[0][q] = scale_of[q];
+        for (d = 0, count = 1; d < rank; d++) {  /* point_taps over linear_taps' lists */
+            const ptrdiff_t lo_off = idx[d][q] * strides[d];
+            const float f = fr[d][q], w_lo = 1 - f;
+            if (((lo_in[d] & hi_in[d]) >> q) & 1u) {
+                for (e = 0; e < count; e++) {
+                    tap_off[count + e] = tap_off[e] + lo_off + strides[d];
+                    w[count + e][q] = w[e][q] * f;
+                    tap_off[e] = tap_off[e] + lo_off;
+                    w[e][q] = w[e][q] * w_lo;
+                }
+                count *= 2;
+            } else {
+                const int hi = (hi_in[d] >> q) & 1u;
+                for (e = 0; e < count; e++) {
+                    tap_off[e] = tap_off[e] + lo_off + (hi ? strides[d] : 0);
+                    w[e][q] = w[e][q] * (hi ? f : w_lo);
+                }
+            }
+        }
+        for (e = 0; e < count; e++)
+            list_w[e] = w[e][q];
+        if (!(stream && irgrid_stream_taps_f32_avx2(x, tap_off, list_w, count, out, len)))
+            irgrid_apply_taps_f32_avx2(x, tap_off, list_w, count, out, len);
+    }
     for (q = 0; q < 8; q++) {
         if (!((inside >> q) & 1u))
             continue;
@@ -237,14 +291,17 @@ __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid
             out[j] = v;
         }
     }
-    return ~inside & 0xFFu;
+    return left;
 }
 __attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
         int rank, const float* x, const float* base, const float* off, ptrdiff_t off_step, const float* mask,
-        const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream) {
+        const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream,
+        int zeros) {
     if (rank == 2)
-        return irgrid_interior8_rank_avx2(2, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream);
-    return irgrid_interior8_rank_avx2(3, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream);
+        return irgrid_interior8_rank_avx2(2, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream,
+                                          zeros);
+    return irgrid_interior8_rank_avx2(3, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream,
+                                      zeros);
 }
 
 #else
