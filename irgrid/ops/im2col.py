@@ -9,7 +9,7 @@ Computation (`convolve`): per item the data is transposed channels-last (AVX2 8 
 blocks), so a sampling tap reads a contiguous run of channels; a deformable im2col in C
 (kernels/core/deform_im2col.c, driven by kernels/cython/deform_columns.pyx) writes the column
 matrix point-major per group, (tile, K * C / group), tile by tile (at most TILE_BYTES with its GEMM
-block; one tile is fastest), with non-temporal stores when the tile outgrows the caches and the GEMM
+block, one tile being fastest, or NARROW_TILE_BYTES where the GEMM does little work per column value), with non-temporal stores when the tile outgrows the caches and the GEMM
 is compute-bound
 (STREAM_BYTES, STREAM_MIN_CHANNELS); one GEMM per group: OpenVINO's MatMul for f32 (irgrid/dense.py),
 else the engine's own (kernels/core/gemm.h: f64, IRGRID_GEMM=numpy, processes forked after OpenVINO
@@ -19,7 +19,7 @@ transpose writes into the output with the bias added; from there filters times c
 writes the output layout directly, the bias added inside the MatMul. The transposes run on one thread
 up to TRANSPOSE_PARALLEL_BYTES.
 The native library's DeformConv (kernels/openvino/ops.cpp) makes the same choices from the same
-constants (TILE_BYTES and FILTERS_FIRST reach it through kernels/openvino/convolution_plan.inc) and compiles
+constants (the tile budgets, STREAM_MIN_CHANNELS and FILTERS_FIRST reach it through kernels/openvino/convolution_plan.inc) and compiles
 the same MatMul models, so it gives these bits.
 The GEMM bounds the layer (benchmarks/README.md, "The convolution engine's time").
 f32 and f64 run natively; f16 and bf16 in f32.
@@ -51,6 +51,10 @@ STREAM_BYTES = 4 * 2**20
 # ... when the GEMM does enough work per column value (2 * oC / group flops) to hide reading the
 # tile back from memory (benchmarks/README.md, "The convolution engine's constants").
 STREAM_MIN_CHANNELS = 64
+# Below that, where the GEMM is bound by reading the columns, a tile holds at most this many bytes, so
+# that the GEMM reads it back from the caches (the 3-D case, 16 output channels: 0.73-0.80x the time
+# of one 28 MiB tile; benchmarks/README.md, "3-D DeformConv's im2col").
+NARROW_TILE_BYTES = 4 * 2**20
 
 # From this many output channels per group the GEMM runs filters times columns transposed, giving
 # the output's (oC, points) layout with the bias added inside OpenVINO's MatMul; below it columns
@@ -165,10 +169,12 @@ OPENVINO_CONV_ATTRS = (
     Attr("auto_pad", "str", "explicit", choices=AUTO_PADS),
 )
 
-def tile_points(per_point: int, points: int, itemsize: int) -> int:
+def tile_points(per_point: int, points: int, itemsize: int, per_group: int) -> int:
     """Output points per tile: the tile's buffers (per_point values per point) stay within
-    TILE_BYTES, or hold one point when a single point's are larger."""
-    return max(1, min(points, TILE_BYTES // max(1, per_point * itemsize)))
+    TILE_BYTES, below STREAM_MIN_CHANNELS output channels per group within NARROW_TILE_BYTES too, or
+    hold one point when a single point's are larger."""
+    budget = TILE_BYTES if per_group >= STREAM_MIN_CHANNELS else min(TILE_BYTES, NARROW_TILE_BYTES)
+    return max(1, min(points, budget // max(1, per_point * itemsize)))
 
 
 def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, filters_first: bool, points: int,
@@ -177,7 +183,7 @@ def _work_layout(channels: int, plane: int, kernel_size: int, per_group: int, fi
     values a point, first, so it starts aligned) and, unless the filters come first, its GEMM block
     (oC / group a point), then one item's data channels-last."""
     block = 0 if filters_first else per_group  # filters first: the GEMM writes the output
-    tile = tile_points(channels * kernel_size + block, points, itemsize)
+    tile = tile_points(channels * kernel_size + block, points, itemsize, per_group)
     return channels * plane + (channels * kernel_size + block) * tile, tile
 
 

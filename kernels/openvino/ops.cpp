@@ -158,10 +158,12 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
     const bool openvino_gemm = sizeof(T) == 4 && gemm_on_openvino();
     const bool filters_first = openvino_gemm && per_group >= FILTERS_FIRST;
     // Output points per tile: the columns and, unless the filters come first, the GEMM block within
-    // TILE_BYTES, or one point's (im2col.py's tile_points).
+    // TILE_BYTES (below STREAM_MIN_CHANNELS output channels per group NARROW_TILE_BYTES), or one point's
+    // (im2col.py's tile_points).
     const irgrid_index per_point = channels * kernel_size + (filters_first ? 0 : per_group);
+    const size_t budget = per_group >= STREAM_MIN_CHANNELS ? TILE_BYTES : std::min(TILE_BYTES, NARROW_TILE_BYTES);
     const irgrid_index tile = std::max<irgrid_index>(
-        1, std::min<irgrid_index>(points, (irgrid_index)(TILE_BYTES / (sizeof(T) * (size_t)std::max<irgrid_index>(1, per_point)))));
+        1, std::min<irgrid_index>(points, (irgrid_index)(budget / (sizeof(T) * (size_t)std::max<irgrid_index>(1, per_point)))));
     // The work memory, kept in the op's scratch cache between calls (megabytes: allocated and faulted in
     // on every call they cost more than the layer's im2col): the columns, the GEMM's (tile, oC / group)
     // block (filters first: the output of a tile that is not all of it), one item's data channels-last,

@@ -478,9 +478,11 @@ def _deform_conv_case(tmp_path: Path, rng: np.random.Generator, x_shape, w_shape
 
 
 DEFORM_CONV_CONFIGS = [  # (x shape, filters shape, attributes): groups and offset groups, 3-D, the filters
-    # first in OpenVINO's MatMul (256 output channels per group), and two tiles of each layout
+    # first in OpenVINO's MatMul (256 output channels per group), tiles of each layout, and 3-D in the
+    # narrow tiles of few output channels (im2col.NARROW_TILE_BYTES: 3 here)
     ((2, 4, 9, 8), (6, 2, 3, 3), {"group": 2, "offset_group": 2, "pads": [1, 1, 1, 1]}),
     ((1, 3, 6, 7, 5), (4, 3, 2, 3, 2), {"strides": [1, 2, 1]}),
+    ((1, 16, 12, 24, 24), (16, 16, 3, 3, 3), {"pads": [1, 1, 1, 1, 1, 1]}),
     ((1, 4, 6, 5), (256, 4, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((1, 64, 172, 172), (8, 64, 3, 3), {}),
     ((1, 64, 173, 173), (256, 64, 3, 3), {}),
@@ -499,7 +501,8 @@ def test_deform_conv_gives_irgrid_runtime_bits(tmp_path, monkeypatch, gemm):
             continue  # the own GEMM's two tiles: test_deform_conv_semantics.py's tiling test, bitwise
         path, arrays = _deform_conv_case(tmp_path, rng, x_shape, w_shape, attrs)
         (want,) = irgrid.compile_model(path, threads=2)(arrays).values()
-        assert np.isnan(want).any() and np.isfinite(want).mean() > 0.5
+        # the NaN offsets reach many outputs (in 3-D 81 offset rows a point), yet thousands stay finite
+        assert np.isnan(want).any() and np.isfinite(want).mean() > 0.1
         for threads, streams in ((1, 1), (2, 1), (0, 2)):
             got = _compile(native_core(), path, threads, streams)(arrays)[0]
             np.testing.assert_array_equal(got, want, err_msg=f"{x_shape} {w_shape}, {threads} threads, {streams} streams")
