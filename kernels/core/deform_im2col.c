@@ -124,23 +124,53 @@ __attribute__((target("avx2,fma"))) static int irgrid_stream_taps_f32_avx2(
     return 1;
 }
 static void irgrid_store_fence(void) { _mm_sfence(); }
+/* One 8 x 8 block of irgrid_transpose_f32_avx2 at source row r, column c. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void irgrid_transpose8_f32_avx2(
+        const float* src, ptrdiff_t ss, float* dst, ptrdiff_t ds, ptrdiff_t r, ptrdiff_t c, const float* bias) {
+    const float* s = src + r * ss + c;
+    __m256 o[8];
+    ptrdiff_t cc;
+    for (cc = 0; cc < 8; cc++)
+        o[cc] = _mm256_loadu_ps(s + cc * ss);
+    irgrid_transpose_ps(o);
+    for (cc = 0; cc < 8; cc++) {
+        __m256 v = bias ? _mm256_add_ps(o[cc], _mm256_set1_ps(bias[c + cc])) : o[cc];
+        _mm256_storeu_ps(dst + (c + cc) * ds + r, v);
+    }
+}
 /* dst[c * ds + r] = src[r * ss + c] (+ bias[c]) over rows [r0, r1) and columns [c0, c1): 8 x 8
-   blocks transposed in registers (simd_transpose.h), the edges one by one. */
+   blocks transposed in registers (simd_transpose.h), the edges one by one. A block writes half a line
+   of each of 8 destination rows; the order keeps those lines in L1 until the other half is written:
+   - 8 source rows at a time across at most 256 columns (16 KiB of destination lines);
+   - where the destination's rows lie a multiple of 1 KiB apart (and the source's do not), a tile's
+     destination rows fall in a few of L1's sets: tiles of 64 x 64, each walked 8 destination rows at a
+     time, their lines written whole before the next strip.
+   Measured (Zen 5, one thread, 64-byte aligned, against 8 source rows across the whole rectangle): the
+   GEMM block (4096, 64) into the output (64, 4096) and the data (256, 3400) into channels-last
+   (benchmarks/README.md, "The convolution engine's transposes"). */
 __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
         const float* src, ptrdiff_t ss, float* dst, ptrdiff_t ds, ptrdiff_t r0, ptrdiff_t r1,
         ptrdiff_t c0, ptrdiff_t c1, const float* bias) {
-    ptrdiff_t r, c, rr, cc, r8 = r0 + (r1 - r0) / 8 * 8, c8 = c0 + (c1 - c0) / 8 * 8;
-    for (r = r0; r < r8; r += 8) {
-        for (c = c0; c < c8; c += 8) {
-            const float* s = src + r * ss + c;
-            __m256 o[8];
-            for (cc = 0; cc < 8; cc++)
-                o[cc] = _mm256_loadu_ps(s + cc * ss);
-            irgrid_transpose_ps(o);
-            for (cc = 0; cc < 8; cc++) {
-                __m256 v = bias ? _mm256_add_ps(o[cc], _mm256_set1_ps(bias[c + cc])) : o[cc];
-                _mm256_storeu_ps(dst + (c + cc) * ds + r, v);
+    enum { TILE = 64, SPAN = 256, SET_SPAN = 1024 };
+    const int dst_strips = (ds * (ptrdiff_t)sizeof(float)) % SET_SPAN == 0
+                           && (ss * (ptrdiff_t)sizeof(float)) % SET_SPAN != 0;
+    ptrdiff_t r, c, rr, rt, ct, re, ce, r8 = r0 + (r1 - r0) / 8 * 8, c8 = c0 + (c1 - c0) / 8 * 8;
+    if (dst_strips) {
+        for (rt = r0; rt < r8; rt += TILE) {
+            re = rt + TILE < r8 ? rt + TILE : r8;
+            for (ct = c0; ct < c8; ct += TILE) {
+                ce = ct + TILE < c8 ? ct + TILE : c8;
+                for (c = ct; c < ce; c += 8)
+                    for (r = rt; r < re; r += 8)
+                        irgrid_transpose8_f32_avx2(src, ss, dst, ds, r, c, bias);
             }
+        }
+    } else {
+        for (ct = c0; ct < c8; ct += SPAN) {
+            ce = ct + SPAN < c8 ? ct + SPAN : c8;
+            for (r = r0; r < r8; r += 8)
+                for (c = ct; c < ce; c += 8)
+                    irgrid_transpose8_f32_avx2(src, ss, dst, ds, r, c, bias);
         }
     }
     for (c = c0; c < c1; c++) {  /* the edges: rows past r8 for every column, columns past c8 */

@@ -373,17 +373,19 @@ def test_work_buffer_reused_across_shapes_and_types():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (70, 33), (130, 17), (9, 150)])
-def test_transpose_kernel_with_bias(dtype, shape, tap_loop):
+@pytest.mark.parametrize("shape, row", [((1, 1), 8), ((5, 3), 12), ((70, 33), 77), ((130, 17), 137), ((9, 150), 16),
+                                        ((200, 20), 256), ((24, 300), 31)])
+def test_transpose_kernel_with_bias(dtype, shape, row, tap_loop):
     """deform_columns.transpose (the data channels-last, the GEMM block into the output; its AVX2
-    and plain builds) against numpy's transpose, into a strided destination, with and without the
-    bias."""
+    and plain builds) against numpy's transpose, into a strided destination of `row` elements a row
+    (256 f32: 1 KiB, the AVX2 build's destination strips; 300 columns: more than one span of them),
+    with and without the bias."""
     from irgrid._kernels.deform_columns import transpose
 
     rng = np.random.default_rng(shape[0])
     src = rng.standard_normal(shape).astype(dtype)
     bias = rng.standard_normal(shape[1]).astype(dtype)
-    wide = np.full((shape[1], shape[0] + 7), np.nan, dtype)
+    wide = np.full((shape[1], row), np.nan, dtype)
     for b, threads in ((None, 1), (bias, 2)):
         transpose(src, wide[:, 3:3 + shape[0]], b, threads)
         want = src.T if b is None else src.T + b[:, None]
