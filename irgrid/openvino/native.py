@@ -11,7 +11,7 @@ Its attribute tables (names, kinds, defaults, spellings, bounds, input counts) a
 irgrid's operator registry into kernels/openvino/descriptions.inc (`python -m irgrid.openvino.native`
 rewrites it; a test checks it is current), so the library parses an IR's attributes as irgrid's
 reader does, with the same error wording, and nobody keeps a second copy by hand. The constants of
-the convolution engine's plan (irgrid/ops/im2col.py's tile budgets, STREAM_MIN_CHANNELS and
+the convolution engine's plan (irgrid/ops/im2col.py's tile budgets, streaming thresholds and
 FILTERS_FIRST) reach its DeformConv the same way (kernels/openvino/convolution_plan.inc), so it cuts
 the same tiles and runs the same GEMMs as irgrid's runtime: the same bits.
 """
@@ -107,10 +107,12 @@ def convolution_plan() -> str:
     return "\n".join([
         "// Generated from irgrid/ops/im2col.py by `python -m irgrid.openvino.native`: do not edit.",
         "// The convolution engine's plan: bytes of columns (and GEMM block) per tile, below how many output",
-        "// channels per group at most the narrow budget, and from how many the filters come first in",
+        "// channels per group at most the narrow budget, past how many column bytes and from how many",
+        "// output channels per group the columns are streamed, and from how many the filters come first in",
         "// OpenVINO's MatMul (im2col.py says why).",
         f"static const size_t TILE_BYTES = {int(im2col.TILE_BYTES)};",
         f"static const size_t NARROW_TILE_BYTES = {int(im2col.NARROW_TILE_BYTES)};",
+        f"static const size_t STREAM_BYTES = {int(im2col.STREAM_BYTES)};",
         f"static const irgrid_index STREAM_MIN_CHANNELS = {int(im2col.STREAM_MIN_CHANNELS)};",
         f"static const irgrid_index FILTERS_FIRST = {int(im2col.FILTERS_FIRST)};", ""])
 

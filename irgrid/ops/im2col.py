@@ -19,8 +19,8 @@ transpose writes into the output with the bias added; from there filters times c
 writes the output layout directly, the bias added inside the MatMul. The transposes run on one thread
 up to TRANSPOSE_PARALLEL_BYTES.
 The native library's DeformConv (kernels/openvino/ops.cpp) makes the same choices from the same
-constants (the tile budgets, STREAM_MIN_CHANNELS and FILTERS_FIRST reach it through kernels/openvino/convolution_plan.inc) and compiles
-the same MatMul models, so it gives these bits.
+constants (the tile budgets, the streaming thresholds and FILTERS_FIRST reach it through
+kernels/openvino/convolution_plan.inc) and compiles the same MatMul models, so it gives these bits.
 The GEMM bounds the layer (benchmarks/README.md, "The convolution engine's time").
 f32 and f64 run natively; f16 and bf16 in f32.
 """

@@ -62,7 +62,7 @@ typedef void (*irgrid_apply_f64_fn)(const double*, const ptrdiff_t*, const doubl
 typedef int (*irgrid_stream_f32_fn)(const float*, const ptrdiff_t*, const float*, ptrdiff_t, float*, ptrdiff_t);
 typedef void (*irgrid_transpose_f32_fn)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t,
                                         ptrdiff_t, ptrdiff_t, const float*);
-typedef unsigned (*irgrid_interior8_f32_fn)(int, const float*, const float*, const float*, ptrdiff_t, const float*,
+typedef unsigned (*irgrid_points8_f32_fn)(int, const float*, const float*, const float*, ptrdiff_t, const float*,
                                             const ptrdiff_t*, const ptrdiff_t*, float*, ptrdiff_t, ptrdiff_t, int, int);
 
 /* The loops one call runs: the AVX2 build's where the policy and the CPU allow, else the baseline tap loop
@@ -72,7 +72,7 @@ typedef struct {
     irgrid_apply_f64_fn apply_f64;
     irgrid_stream_f32_fn stream_f32;
     irgrid_transpose_f32_fn transpose_f32;
-    irgrid_interior8_f32_fn interior8_f32;
+    irgrid_points8_f32_fn points8_f32;
 } irgrid_deform_paths;
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -190,7 +190,7 @@ __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
    also outside, on an edge or at an integer coordinate). Why: a quarter of the scalar path's
    instructions on dcn_64, and 3-D's im2col 0.3x the time (benchmarks/README.md, "How DeformConv got
    here"). rank is a constant in each caller below. */
-__attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid_interior8_rank_avx2(
+__attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid_points8_rank_avx2(
         const int rank, const float* x, const float* base, const float* off, ptrdiff_t off_step, const float* mask,
         const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream,
         int zeros) {
@@ -323,14 +323,14 @@ __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid
     }
     return left;
 }
-__attribute__((target("avx2,fma"))) static unsigned irgrid_interior8_f32_avx2(
+__attribute__((target("avx2,fma"))) static unsigned irgrid_points8_f32_avx2(
         int rank, const float* x, const float* base, const float* off, ptrdiff_t off_step, const float* mask,
         const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream,
         int zeros) {
     if (rank == 2)
-        return irgrid_interior8_rank_avx2(2, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream,
+        return irgrid_points8_rank_avx2(2, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream,
                                           zeros);
-    return irgrid_interior8_rank_avx2(3, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream,
+    return irgrid_points8_rank_avx2(3, x, base, off, off_step, mask, dims, strides, dst, dst_step, len, stream,
                                       zeros);
 }
 
@@ -345,14 +345,14 @@ static void irgrid_deform_select(int simd, irgrid_deform_paths* paths) {
     paths->apply_f64 = irgrid_apply_taps_f64_base;
     paths->stream_f32 = 0;
     paths->transpose_f32 = 0;
-    paths->interior8_f32 = 0;
+    paths->points8_f32 = 0;
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     if (irgrid_deform_avx2(simd)) {
         paths->apply_f32 = irgrid_apply_taps_f32_avx2;
         paths->apply_f64 = irgrid_apply_taps_f64_avx2;
         paths->stream_f32 = irgrid_stream_taps_f32_avx2;
         paths->transpose_f32 = irgrid_transpose_f32_avx2;
-        paths->interior8_f32 = irgrid_interior8_f32_avx2;
+        paths->points8_f32 = irgrid_points8_f32_avx2;
     }
 #endif
 }

@@ -158,7 +158,7 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
     float fbase[3 * 8];
     const float *off_first, *scale;
     unsigned left;
-    int interior8 = 0;
+    int points8 = 0;
 #endif
     for (d = 0; d < rank; d++) {
         in_dims[d] = p->in_dims[d];
@@ -176,7 +176,7 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
         c_end = c_first + offset_channels;
         gc_first = c_first / group_channels;
 #if IRGRID_F32  /* 2-D and 3-D f32, the offset group within one convolution group (streamed or not) */
-        interior8 = (rank == 2 || rank == 3) && paths->interior8_f32 != 0 && c_end <= (gc_first + 1) * group_channels;
+        points8 = (rank == 2 || rank == 3) && paths->points8_f32 != 0 && c_end <= (gc_first + 1) * group_channels;
 #endif
         for (d = 0; d < rank; d++) {
             kidx[d] = 0;
@@ -194,13 +194,13 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
                 __builtin_prefetch(mask + tap * points + ahead);
 #if IRGRID_F32
             q = 0;
-            while (interior8 && q + 8 <= stop - start) {
+            while (points8 && q + 8 <= stop - start) {
                 for (d = 0; d < rank; d++)
                     for (j = 0; j < 8; j++)
                         fbase[8 * d + j] = (float)(base[(q + j) * rank + d] + koff[d]);
                 off_first = has_offsets ? offsets + tap * rank * points + start + q : 0;
                 scale = has_mask ? mask + tap * points + start + q : 0;
-                left = paths->interior8_f32((int)rank, x + c_first, fbase, off_first, points, scale, in_dims,
+                left = paths->points8_f32((int)rank, x + c_first, fbase, off_first, points, scale, in_dims,
                                             in_strides,
                                             col + gc_first * block + (start + q - tile_start) * row_length
                                             + k * group_channels + c_first - gc_first * group_channels,

@@ -188,6 +188,9 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
                         w[(size_t)(((g * per_group + o) * cg + c) * kernel_size + k)];
     const int threads = arena_threads();
     const int simd = IRGRID_DEFORM_SIMD_AUTO;  // as GridSample's p.simd
+    // Non-temporal column stores where the tile outgrows the caches and the GEMM does enough work per
+    // column value (im2col.py's STREAM_BYTES and STREAM_MIN_CHANNELS; the same bits either way).
+    const int stream = (size_t)(channels * kernel_size * tile) * sizeof(T) > STREAM_BYTES && per_group >= STREAM_MIN_CHANNELS;
     for (irgrid_index item = 0; item < batch; item++) {
         transpose(x + item * channels * plane, data, channels, plane, plane, channels, static_cast<const T*>(nullptr), simd, threads, cache);
         for (irgrid_index start = 0; start < points; start += tile) {
@@ -212,6 +215,7 @@ static void deform_conv(const Attrs& attrs, const ov::TensorVector& inputs, ov::
             p.tile_start = start;
             p.tile_stop = stop;
             p.simd = simd;
+            p.stream = stream;
             p.x = data;
             p.offsets = offsets + item * (inputs[2].get_size() / batch);
             p.mask = mask ? mask + item * (inputs[4].get_size() / batch) : nullptr;

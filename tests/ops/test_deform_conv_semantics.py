@@ -396,11 +396,11 @@ def test_transpose_kernel_with_bias(dtype, shape, row, tap_loop):
 @pytest.mark.parametrize("channels, groups, offset_groups", [(64, 1, 1), (12, 1, 1), (21, 3, 1), (6, 2, 3), (16, 2, 4)])
 @pytest.mark.parametrize("boundary", ["zeros", "edge"])
 @pytest.mark.parametrize("dims", [(11, 21), (5, 7, 9)], ids=["2d", "3d"])
-def test_interior_points_path_gives_the_scalar_columns(channels, groups, offset_groups, boundary, dims):
+def test_eight_point_path_gives_the_scalar_columns(channels, groups, offset_groups, boundary, dims):
     """2-D and 3-D f32 columns from the AVX2 build (whose 8-point path takes the points with all taps
-    inside) equal the baseline build's bit for bit: offsets putting points inside, on the edges,
-    outside, at integer coordinates, NaN, +-Inf and huge; a mask with NaN; with and without offsets
-    and mask."""
+    inside, and under the zeros rule every point without a NaN coordinate) equal the baseline build's
+    bit for bit: offsets putting points inside, on the edges, outside, at integer coordinates, NaN,
+    +-Inf and huge; a mask with NaN; with and without offsets and mask."""
     from irgrid._kernels.deform_columns import deformable_columns, select_simd
 
     rng = np.random.default_rng(channels + offset_groups)
