@@ -165,10 +165,18 @@ void transpose(FuzzedDataProvider& in) {
     p.f64 = in.ConsumeBool();
     p.simd = pick_code(in, 2);
     p.rows = pick_size(in, 150);
-    p.cols = pick_size(in, 150);
+    p.cols = pick_size(in, 300);  // past 256: more than one of the AVX2 transpose's source spans
     // The caller's contract: rows do not overlap (strides at least a row; the plan does not see them).
-    p.src_stride = p.cols + (p.cols < MAX_ELEMENTS ? in.ConsumeIntegralInRange<int64_t>(0, 9) : 0);
-    p.dst_stride = p.rows + (p.rows < MAX_ELEMENTS ? in.ConsumeIntegralInRange<int64_t>(0, 9) : 0);
+    // A row plus 0-9, or one draw in 4 the next multiple of 256 elements (f32 rows 1 KiB apart, which
+    // the AVX2 transpose walks by destination strips).
+    auto stride = [&](int64_t row) -> int64_t {
+        if (row >= MAX_ELEMENTS)
+            return row;
+        return in.ConsumeIntegralInRange<int>(0, 3) == 0 ? (row + 255) / 256 * 256
+                                                          : row + in.ConsumeIntegralInRange<int64_t>(0, 9);
+    };
+    p.src_stride = stride(p.cols);
+    p.dst_stride = stride(p.rows);
     const bool with_bias = in.ConsumeBool();
     const int status = irgrid_deform_transpose_plan(&p);
     const bool small_valid = (p.simd == 0 || p.simd == 1) && p.rows >= 0 && p.rows <= 1 << 20 && p.cols >= 0
