@@ -180,16 +180,16 @@ __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
 }
 /* The column rows of 8 consecutive output points at one kernel tap of a 2-D or 3-D f32 layer: the
    coordinate of dim d is base[8 * d + q] + off[d * off_step + q] (off NULL without offsets; mask NULL
-   without a mask). Written here: the points whose 2**rank taps are all inside (in every dim
-   0 <= floor(pos) <= length - 2 with pos not an integer: the same taps under both boundary rules) and,
-   under the zeros rule, every point without a NaN coordinate (some taps inside: their list built as
-   point_taps builds it; none: zeros). The coordinates of the 8 points are computed at once with the
-   scalar path's products and sums (linear_taps, point_taps, the tap loop), so the columns are the same
-   bits; with non-temporal stores when `stream` and a row is 32-byte aligned with len a multiple of 8
-   (the caller fences). Returns the bit mask of the points left to the caller (NaN; under the edge rule
-   also outside, on an edge or at an integer coordinate). Why: a quarter of the scalar path's
-   instructions on dcn_64, and 3-D's im2col 0.3x the time (benchmarks/README.md, "How DeformConv got
-   here"). rank is a constant in each caller below. */
+   without a mask). Written here: every point without a NaN coordinate, under either boundary rule
+   (`zeros`, else the edge rule): those whose 2**rank taps are all inside (in every dim
+   0 <= floor(pos) <= length - 2 with pos not an integer: the same taps under both rules) from the
+   strides, the others from their tap list built as linear_taps and point_taps build it (none inside:
+   zeros). The coordinates of the 8 points are computed at once with the scalar path's products and
+   sums (linear_taps, point_taps, the tap loop), so the columns are the same bits; with non-temporal
+   stores when `stream` and a row is 32-byte aligned with len a multiple of 8 (the caller fences).
+   Returns the bit mask of the points left to the caller (a NaN coordinate). Why: a quarter of the
+   scalar path's instructions on dcn_64, and 3-D's im2col 0.3x the time (benchmarks/README.md, "How
+   DeformConv got here", "3-D DeformConv's im2col"). rank is a constant in each caller below. */
 __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid_points8_rank_avx2(
         const int rank, const float* x, const float* base, const float* off, ptrdiff_t off_step, const float* mask,
         const ptrdiff_t* dims, const ptrdiff_t* strides, float* dst, ptrdiff_t dst_step, ptrdiff_t len, int stream,
@@ -209,20 +209,23 @@ __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid
         low[d] = _mm256_floor_ps(pos);
         frac[d] = _mm256_sub_ps(pos, low[d]);
         const __m256 last = _mm256_set1_ps((float)(dims[d] - 1)), before_last = _mm256_set1_ps((float)(dims[d] - 2));
+        /* the first tap floor(pos) inside (under the edge rule: pos inside); floor(pos) + 1 inside; a second tap */
         const __m256 lo_ok = _mm256_and_ps(_mm256_cmp_ps(low[d], zero, _CMP_GE_OQ),
                                            _mm256_cmp_ps(low[d], last, _CMP_LE_OQ));
-        const __m256 hi_ok = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(low[d], minus_one, _CMP_GE_OQ),
-                                                         _mm256_cmp_ps(low[d], before_last, _CMP_LE_OQ)),
-                                           _mm256_cmp_ps(frac[d], zero, _CMP_NEQ_OQ));
-        ok = _mm256_and_ps(ok, _mm256_and_ps(lo_ok, hi_ok));
+        const __m256 next_ok = _mm256_and_ps(_mm256_cmp_ps(low[d], minus_one, _CMP_GE_OQ),
+                                             _mm256_cmp_ps(low[d], before_last, _CMP_LE_OQ));
+        const __m256 second = _mm256_cmp_ps(frac[d], zero, _CMP_NEQ_OQ);
+        /* the second tap's: floor(pos) + 1 (zeros), min(floor(pos) + 1, length - 1) (edge) */
+        const __m256 hi_ok = _mm256_and_ps(zeros ? next_ok : lo_ok, second);
+        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_and_ps(lo_ok, next_ok), second));
         number = _mm256_and_ps(number, _mm256_cmp_ps(pos, pos, _CMP_ORD_Q));
-        some = _mm256_and_ps(some, _mm256_or_ps(lo_ok, hi_ok));
+        some = _mm256_and_ps(some, zeros ? _mm256_or_ps(lo_ok, hi_ok) : lo_ok);
         lo_in[d] = (unsigned)_mm256_movemask_ps(lo_ok);
         hi_in[d] = (unsigned)_mm256_movemask_ps(hi_ok);
     }
     const unsigned inside = (unsigned)_mm256_movemask_ps(ok);
-    const unsigned partial = zeros ? (unsigned)_mm256_movemask_ps(_mm256_and_ps(number, some)) & ~inside : 0;
-    const unsigned outside = zeros ? (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(some, number)) : 0;
+    const unsigned partial = (unsigned)_mm256_movemask_ps(_mm256_and_ps(number, some)) & ~inside;
+    const unsigned outside = (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(some, number));
     const unsigned left = ~(inside | partial | outside) & 0xFFu;
     if (left == 0xFFu)
         return left;
@@ -261,10 +264,11 @@ __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid
         w[0][q] = scale_of[q];
         for (d = 0, count = 1; d < rank; d++) {  /* point_taps over linear_taps' lists */
             const ptrdiff_t lo_off = idx[d][q] * strides[d];
+            const ptrdiff_t hi_off = (zeros || idx[d][q] + 1 < dims[d] ? idx[d][q] + 1 : dims[d] - 1) * strides[d];
             const float f = fr[d][q], w_lo = 1 - f;
             if (((lo_in[d] & hi_in[d]) >> q) & 1u) {
                 for (e = 0; e < count; e++) {
-                    tap_off[count + e] = tap_off[e] + lo_off + strides[d];
+                    tap_off[count + e] = tap_off[e] + hi_off;
                     w[count + e][q] = w[e][q] * f;
                     tap_off[e] = tap_off[e] + lo_off;
                     w[e][q] = w[e][q] * w_lo;
@@ -273,7 +277,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid
             } else {
                 const int hi = (hi_in[d] >> q) & 1u;
                 for (e = 0; e < count; e++) {
-                    tap_off[e] = tap_off[e] + lo_off + (hi ? strides[d] : 0);
+                    tap_off[e] = tap_off[e] + (hi ? hi_off : lo_off);
                     w[e][q] = w[e][q] * (hi ? f : w_lo);
                 }
             }
