@@ -187,7 +187,8 @@ __attribute__((target("avx2,fma"))) static void irgrid_transpose_f32_avx2(
    zeros). The coordinates of the 8 points are computed at once with the scalar path's products and
    sums (linear_taps, point_taps, the tap loop), so the columns are the same bits; with non-temporal
    stores when `stream` and a row is 32-byte aligned with len a multiple of 8 (the caller fences).
-   Returns the bit mask of the points left to the caller (a NaN coordinate). Why: a quarter of the
+   Returns the bit mask of the points left to the caller (a NaN coordinate). The dims must be at most
+   2**24, so that the comparisons in f32 are exact (the caller's dims_exact). Why: a quarter of the
    scalar path's instructions on dcn_64, and 3-D's im2col 0.3x the time (benchmarks/README.md, "How
    DeformConv got here", "3-D DeformConv's im2col"). rank is a constant in each caller below. */
 __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid_points8_rank_avx2(

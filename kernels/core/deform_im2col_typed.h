@@ -158,11 +158,14 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
     float fbase[3 * 8];
     const float *off_first, *scale;
     unsigned left;
-    int points8 = 0;
+    int points8 = 0, dims_exact = 1;
 #endif
     for (d = 0; d < rank; d++) {
         in_dims[d] = p->in_dims[d];
         in_strides[d] = p->in_strides[d];
+#if IRGRID_F32  /* the 8-point path compares f32 coordinates with the dims: exact up to 2**24 */
+        dims_exact = dims_exact && in_dims[d] <= (irgrid_index)1 << 24;
+#endif
     }
     for (pt = start; pt < stop; pt++) {
         rest = pt;
@@ -176,7 +179,8 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
         c_end = c_first + offset_channels;
         gc_first = c_first / group_channels;
 #if IRGRID_F32  /* 2-D and 3-D f32, the offset group within one convolution group (streamed or not) */
-        points8 = (rank == 2 || rank == 3) && paths->points8_f32 != 0 && c_end <= (gc_first + 1) * group_channels;
+        points8 = (rank == 2 || rank == 3) && dims_exact && paths->points8_f32 != 0
+                  && c_end <= (gc_first + 1) * group_channels;
 #endif
         for (d = 0; d < rank; d++) {
             kidx[d] = 0;
@@ -201,10 +205,10 @@ static inline void IRGRID_TS(sample_rank)(const irgrid_deform_im2col* p, const i
                 off_first = has_offsets ? offsets + tap * rank * points + start + q : 0;
                 scale = has_mask ? mask + tap * points + start + q : 0;
                 left = paths->points8_f32((int)rank, x + c_first, fbase, off_first, points, scale, in_dims,
-                                            in_strides,
-                                            col + gc_first * block + (start + q - tile_start) * row_length
-                                            + k * group_channels + c_first - gc_first * group_channels,
-                                            row_length, offset_channels, stream, boundary == IRGRID_DEFORM_ZEROS);
+                                          in_strides,
+                                          col + gc_first * block + (start + q - tile_start) * row_length
+                                          + k * group_channels + c_first - gc_first * group_channels,
+                                          row_length, offset_channels, stream, boundary == IRGRID_DEFORM_ZEROS);
                 todo &= ~((uint32_t)(~left & 0xFFu) << q);
                 q += 8;
             }

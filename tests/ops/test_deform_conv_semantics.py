@@ -393,6 +393,32 @@ def test_transpose_kernel_with_bias(dtype, shape, row, tap_loop):
         assert np.isnan(wide[:, :3]).all() and np.isnan(wide[:, 3 + shape[0]:]).all()
 
 
+@pytest.mark.parametrize("boundary", ["zeros", "edge"])
+def test_eight_point_path_reads_nothing_past_a_dim_beyond_2_24(boundary):
+    """Past 2**24 a dim's last index does not convert to f32 exactly (2**24 + 3 rounds up to 2**24 + 4).
+    Eight points at x = 2**24 + 4 lie outside a row of 2**24 + 4 pixels: their columns are 0 (the
+    scalar path's rule, docs/semantics.md), not the value past the data's end (NaN here), with either
+    build."""
+    from irgrid._kernels.deform_columns import deformable_columns, select_simd
+
+    length = (1 << 24) + 4
+    buffer = np.full(length + 16, np.nan, np.float32)
+    data = buffer[:length]
+    data[:] = 1.0
+    o = np.arange(8)
+    offsets = np.stack([np.zeros(8), float(length) - o * 2.0 ** 21]).astype(np.float32).reshape(-1)
+    spatial = [np.array(v, np.intp) for v in ((1, length), (1, 8), (1, 1), (1, 1 << 21), (1, 1), (0, 0))]
+    for simd in (True, False):
+        select_simd(simd)
+        try:
+            col = np.full(8, -7, np.float32)
+            deformable_columns(data, offsets, np.zeros(1, np.float32), col, 1, *spatial, 1, 1, True, False,
+                               boundary == "edge", 0, 8, 1)
+        finally:
+            select_simd(True)
+        np.testing.assert_array_equal(col, np.zeros(8, np.float32))
+
+
 @pytest.mark.parametrize("channels, groups, offset_groups", [(64, 1, 1), (12, 1, 1), (21, 3, 1), (6, 2, 3), (16, 2, 4)])
 @pytest.mark.parametrize("boundary", ["zeros", "edge"])
 @pytest.mark.parametrize("dims", [(11, 21), (5, 7, 9)], ids=["2d", "3d"])
