@@ -302,7 +302,9 @@ __attribute__((target("avx2,fma"), always_inline)) static inline unsigned irgrid
         const __m256 v2 = _mm256_set1_ps(w[2][q]), v3 = _mm256_set1_ps(w[3][q]);
         float* out = dst + q * dst_step;
         const int nt = stream && !(len & 7) && !((size_t)out & 31);
-        for (j = 0; j + 8 <= len; j += 8) {  /* IRGRID_APPLY_BODY's sums */
+        /* IRGRID_APPLY_BODY's sums, written out: through irgrid_apply_taps_f32_avx2 with a tap list, as
+           the partial points above, these points took 1.05-1.16x the im2col's time (3-D and dcn_64). */
+        for (j = 0; j + 8 <= len; j += 8) {
             __m256 v = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(v0, _mm256_loadu_ps(a + j)),
                                                    _mm256_mul_ps(v1, _mm256_loadu_ps(b + j))),
                                      _mm256_add_ps(_mm256_mul_ps(v2, _mm256_loadu_ps(c + j)),
