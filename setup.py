@@ -43,7 +43,7 @@ omp = openmp_flags()
 STRICT = ["-ffp-contract=off"]
 # The C core (kernels/core: plain C, shared with the OpenVINO extension's build) that each kernel
 # compiles in, and the headers each includes: a change to one rebuilds it.
-CORE_SOURCES = {"sampling": ["kernels/core/grid_sample.c", "kernels/core/scratch.c"],
+CORE_SOURCES = {"sampling": ["kernels/core/grid_sample.c", "kernels/core/grid_sample_tune.c", "kernels/core/scratch.c"],
                 "affine_grid_kernel": ["kernels/core/affine_grid.c"],
                 "elementwise": ["kernels/core/elementwise.c", "kernels/core/scratch.c"],
                 "deform_columns": ["kernels/core/deform_im2col.c", "kernels/core/gemm.c"], "prior_boxes": ["kernels/core/prior_grid.c"]}

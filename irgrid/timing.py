@@ -3,8 +3,10 @@
 Which of two implementations is faster changes with the CPU (an AMD Zen host and an Intel Xeon have
 swapped the winner of a GridSample by 2x), so where both can run, irgrid times them rather than trust a
 table measured on another host: `auto`'s runtime (irgrid/devices.py) and the GridSample-9 layers that
-irgrid's op runs inside OpenVINO (irgrid/openvino/gridsample9.py). IRGRID_AUTO=rules makes both decide
-by their rules instead: the same choice on every run and machine (the test suite sets it)."""
+irgrid's op runs inside OpenVINO (irgrid/openvino/gridsample9.py); and within irgrid's GridSample
+kernel, the path a compiled model's GridSample step takes (`tunes_kernels`; the native library's op does
+the same). IRGRID_AUTO=rules makes all three decide by their rules instead: the same choice on every run
+and machine (the test suite sets it)."""
 from __future__ import annotations
 
 import os
@@ -25,6 +27,13 @@ def auto_mode() -> str:
     if mode not in AUTO_MODES:
         raise ConfigError(f"IRGRID_AUTO={mode!r}: use one of {', '.join(AUTO_MODES)}")
     return mode
+
+
+def tunes_kernels() -> bool:
+    """Whether a compiled model's GridSample steps choose their kernel's path policies by timing them on
+    their first call (`SamplePlan.tune`, kernels/core/grid_sample_tune.c): under IRGRID_AUTO=measure.
+    Every path they choose among gives the same bits, so this changes speed only."""
+    return auto_mode() == "measure"
 
 
 def race(runtimes: Sequence[Callable], inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray], rounds: int,

@@ -20,6 +20,7 @@ from ..ir.attributes import Attr
 from ..ir.dims import format_shape
 from ..ir.element_types import numpy_dtype
 from ..registry import Attrs, OpSpec, PreparedFn, RunContext, TensorInfo, register
+from ..timing import tunes_kernels
 from .common import array_infos, compute_dtype, merge_dim, output_buffer, require_float, to_integer
 
 
@@ -73,7 +74,7 @@ def prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
         return None
     try:
         plan = sample_plan(data.shape, grid.shape, numpy_dtype(data.element_type), attrs["mode"],
-                           attrs["padding_mode"], attrs["align_corners"])
+                           attrs["padding_mode"], attrs["align_corners"], tune=tunes_kernels())
     except ValueError:
         return None  # shapes the kernel refuses (a zero-sized spatial dim): `run` reports them per call
     return plan.run
@@ -81,14 +82,16 @@ def prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
 
 def sample_plan(data_shape: tuple[int, ...], grid_shape: tuple[int, ...], dtype: np.dtype, mode: str,
                 padding_mode: str, align_corners: bool, affine_dims: tuple[int, ...] | None = None,
-                grid_align_corners: bool = False, displacement: tuple | None = None):
+                grid_align_corners: bool = False, displacement: tuple | None = None, tune: bool = False):
     """The kernel's plan (`sampling.SamplePlan`; ValueError for shapes it refuses) for f32 or f64 data
     and grid of these shapes: `plan(data, grid, out=None, num_threads=1)` samples. With `affine_dims`
     the grid is instead theta (N, r, r + 1) of an AffineGrid of those dims (runtime/fusion.py); with
-    `displacement` (component, gain, scale, shift) a displacement field (runtime/displacement.py)."""
+    `displacement` (component, gain, scale, shift) a displacement field (runtime/displacement.py). With
+    `tune` (a compiled model's step: `irgrid.timing.tunes_kernels`), `plan.run` times the kernel's paths
+    on its first call and keeps the fastest (`SamplePlan.tune`)."""
     constants, sampling = _kernels()
     return sampling.SamplePlan(data_shape, grid_shape, dtype, constants.MODES[mode], constants.PADDINGS[padding_mode],
-                               bool(align_corners), affine_dims, bool(grid_align_corners), displacement)
+                               bool(align_corners), affine_dims, bool(grid_align_corners), displacement, tune)
 
 
 def sample(data: np.ndarray, grid: np.ndarray, mode: str, padding_mode: str, align_corners: bool,

@@ -1,8 +1,9 @@
 """What a compiled plan does, for people (`CompiledModel.describe()`, `irgrid infer --plan`).
 
 Every layer in plan order and what became of it: an input, a constant (read or folded at compile
-time), a step (with its kernel and output buffer: preallocated once, or a fresh array per call), or
-fused into another step. The peak memory is the largest sum, over the steps, of the bytes alive while
+time), a step (with its kernel and output buffer: preallocated once, or a fresh array per call; once a
+GridSample step has run, the path policies its first call chose by timing, "tuned"), or fused into
+another step. The peak memory is the largest sum, over the steps, of the bytes alive while
 that step runs: constants and preallocated buffers (alive for the model's life), the inputs and each
 step's fresh outputs from their creation to their last use (model outputs to the end). A layer that
 returns a view of its input (Reshape) is counted as its own bytes, so the peak is an upper bound.
@@ -63,6 +64,9 @@ def describe_plan(model: Model, infos: dict[Key, TensorInfo], constants: set[Key
             row.update(status="step", step=number, kernel=step_kernel(step),
                        outputs=[_output(infos.get(k), "preallocated" if buffer is not None else "fresh")
                                 for k, buffer in zip(keys, step.out)])
+            tuned = getattr(getattr(step.prepared, "__self__", None), "tuned_choice", None)
+            if tuned is not None:  # a GridSample step that chose its kernel's path by timing (SamplePlan.tune)
+                row["tuned"] = tuned or "the plan's own"
             if step.fused:
                 row["fused"] = [step.fused.name]
                 row["fused_type"] = step.fused.type
@@ -109,7 +113,8 @@ def format_plan(plan: dict[str, Any]) -> str:
         what = f'{row["name"]} ({row["type"]} {row["version"]})'
         if row["status"] == "step":
             fused = f' with {row["fused_type"]} "{row["fused"][0]}" fused in' if "fused" in row else ""
-            detail = f'{row["kernel"]}{fused}'
+            tuned = f' (paths timed: {row["tuned"]})' if "tuned" in row else ""
+            detail = f'{row["kernel"]}{fused}{tuned}'
         elif row["status"] == "fused":
             detail = "fused into " + ", ".join(f'"{name}"' for name in row["into"])
         else:

@@ -53,6 +53,7 @@ from ..ir.model import Layer, Model
 from ..ops import grid_sample
 from ..ops.common import output_buffer
 from ..registry import Attrs, OpSpec, PreparedFn, RunContext, TensorInfo
+from ..timing import tunes_kernels
 from .execution import LAYER_FAILURES, layer_runner
 from .fusion import FUSED_KERNEL, Fusion, FusionPlan, consumers_of, input_key
 
@@ -222,10 +223,10 @@ def _evaluate(model: Model, infos: dict[Key, TensorInfo], constants: dict[Key, n
 
 
 def _fused_op(d: Displacement) -> OpSpec:
-    def plan(attrs: Attrs, data: TensorInfo, field: TensorInfo):
+    def plan(attrs: Attrs, data: TensorInfo, field: TensorInfo, tune: bool = False):
         return grid_sample.sample_plan(data.shape, field.shape, element_types.numpy_dtype(data.element_type),
                                        attrs["mode"], attrs["padding_mode"], attrs["align_corners"],
-                                       displacement=(d.component, d.gain, d.scale, d.shift))
+                                       displacement=(d.component, d.gain, d.scale, d.shift), tune=tune)
 
     def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
         data, field = inputs
@@ -234,7 +235,7 @@ def _fused_op(d: Displacement) -> OpSpec:
 
     def prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
         try:
-            return plan(attrs, *inputs).run
+            return plan(attrs, *inputs, tune=tunes_kernels()).run
         except ValueError:
             return None  # `run` reports it per call
 
@@ -352,11 +353,11 @@ def _translation_fits(t: Translation, field: np.ndarray, grid: np.ndarray, toler
 
 
 def _translated_op(t: Translation) -> OpSpec:
-    def plan(attrs: Attrs, data: TensorInfo):
+    def plan(attrs: Attrs, data: TensorInfo, tune: bool = False):
         theta_shape = (data.shape[0], len(t.dims), len(t.dims) + 1)
         return grid_sample.sample_plan(data.shape, theta_shape, element_types.numpy_dtype(data.element_type),
                                        attrs["mode"], attrs["padding_mode"], attrs["align_corners"], t.dims,
-                                       t.align_corners)
+                                       t.align_corners, tune=tune)
 
     def run(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext) -> list[np.ndarray]:
         data, field = inputs
@@ -365,7 +366,7 @@ def _translated_op(t: Translation) -> OpSpec:
 
     def prepare(attrs: Attrs, inputs: list[TensorInfo]) -> PreparedFn | None:
         try:
-            sampler = plan(attrs, inputs[0])
+            sampler = plan(attrs, inputs[0], tune=tunes_kernels())
         except ValueError:
             return None  # `run` reports it per call
         return lambda arrays, ctx: sampler.run([arrays[0], t.theta(arrays[1])], ctx)

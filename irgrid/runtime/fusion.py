@@ -33,6 +33,7 @@ from ..ir.model import Layer, Model
 from ..ops import affine_grid, grid_sample
 from ..ops.common import array_infos, output_buffer
 from ..registry import Attrs, OpSpec, PreparedFn, RunContext, TensorInfo
+from ..timing import tunes_kernels
 
 FUSED_KERNEL = "sampling.SamplePlan"  # with theta as its coords (the describe row says fused)
 _FUSABLE_TYPES = ("f32", "f64")
@@ -247,9 +248,9 @@ def _fused_op(affine: Layer, sample_op: OpSpec) -> OpSpec:
                   summary="GridSample at the points of a fused AffineGrid")
 
 
-def _fused_plan(attrs: Attrs, inputs: list[TensorInfo], affine: Layer, sample_op: OpSpec):
+def _fused_plan(attrs: Attrs, inputs: list[TensorInfo], affine: Layer, sample_op: OpSpec, tune: bool = False):
     """Validate as the two layers would (AffineGrid's errors located at the AffineGrid); the kernel's
-    plan for data, theta and a known size."""
+    plan for data, theta and a known size (`tune`: a prepared step's, grid_sample.sample_plan)."""
     data, theta, size = inputs
     try:
         (grid,) = affine_grid.infer({"align_corners": attrs["grid_align_corners"]}, [theta, size])
@@ -260,7 +261,7 @@ def _fused_plan(attrs: Attrs, inputs: list[TensorInfo], affine: Layer, sample_op
         raise ShapeError(f"fused AffineGrid: theta is {theta.element_type}, data {data.element_type}", input=1)
     return grid_sample.sample_plan(data.shape, theta.shape, element_types.numpy_dtype(data.element_type),
                                    attrs["mode"], attrs["padding_mode"], attrs["align_corners"], grid.shape[1:-1],
-                                   attrs["grid_align_corners"])
+                                   attrs["grid_align_corners"], tune=tune)
 
 
 def _run_fused(attrs: Attrs, inputs: list[np.ndarray], ctx: RunContext, affine: Layer,
@@ -276,6 +277,6 @@ def _prepare_fused(attrs: Attrs, inputs: list[TensorInfo], affine: Layer, sample
     if inputs[2].value is None:
         return None
     try:
-        return _fused_plan(attrs, inputs, affine, sample_op).run
+        return _fused_plan(attrs, inputs, affine, sample_op, tunes_kernels()).run
     except ValueError:
         return None  # shapes the kernel refuses: `run` reports them per call

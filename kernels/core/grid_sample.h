@@ -129,6 +129,20 @@ int irgrid_grid_sample_wide_available(void);
    (no allocation, O(rank)): a driver may plan per call. */
 int irgrid_grid_sample_plan(irgrid_grid_sample* p);
 
+/* A driver's whole call of a problem, timed: plans p (irgrid_grid_sample_plan, its policies as they are),
+   runs every phase of its schedule on the driver's threads and returns the seconds that took, or a
+   negative number if it failed. */
+typedef double (*irgrid_grid_sample_timed_run)(irgrid_grid_sample* p, void* context);
+
+/* Chooses p's path policies (interleave, avx512, gathers, binning) by timing them on this call
+   (grid_sample_tune.c): the plan of p's own policies, and each other plan that one policy set to NEVER or
+   ALWAYS gives (not the scalar blocks, nor another row layout in cubic), kept only where its output has
+   p's bits; the fastest, if it beats p's own plan by a margin, becomes p's (p planned, its policies set).
+   Writes the call's result into p->output; `spare` is a buffer of the output's size for the other
+   candidates' results. Returns the candidate chosen (0: p's own plan), or -1 where p's own plan failed
+   (p's output is then not written: run it as usual for its error). */
+int irgrid_grid_sample_tune(irgrid_grid_sample* p, void* spare, irgrid_grid_sample_timed_run run, void* context);
+
 /* Units [begin, end) of phase `phase` (round * schedule.phases + phase of the round), serially;
    `shared`: schedule.shared_bytes, 64-byte aligned; `worker`: this worker's schedule.worker_bytes,
    64-byte aligned, irgrid_worker_reset before its first unit of a call. */

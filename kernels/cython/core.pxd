@@ -89,6 +89,9 @@ cdef extern from "grid_sample.h":
     int irgrid_grid_sample_plan(irgrid_grid_sample* p) noexcept nogil
     void irgrid_grid_sample_run(const irgrid_grid_sample* p, int phase, void* shared, void* worker,
                                 irgrid_index begin, irgrid_index end) noexcept nogil
+    ctypedef double (*irgrid_grid_sample_timed_run)(irgrid_grid_sample* p, void* context) noexcept
+    int irgrid_grid_sample_tune(irgrid_grid_sample* p, void* spare, irgrid_grid_sample_timed_run run,
+                                void* context) noexcept
 
 cdef extern from "affine_grid.h":
     ctypedef struct irgrid_affine_grid:

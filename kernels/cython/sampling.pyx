@@ -36,13 +36,14 @@ from libc.limits cimport INT_MAX
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport uintptr_t
 from libc.string cimport memcmp
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from core cimport (
     IRGRID_F32, IRGRID_F64, IRGRID_GS_BINNED, IRGRID_GS_BLOCKS, IRGRID_GS_GATHER, IRGRID_GS_INTERLEAVE,
     IRGRID_GS_ITEMS, IRGRID_GS_SHARED, IRGRID_MAX_RANK, IRGRID_MAX_TAPS, IRGRID_MODE_CUBIC, IRGRID_MODE_LINEAR,
     IRGRID_MODE_NEAREST, IRGRID_PAD_BORDER, IRGRID_PAD_REFLECTION, IRGRID_PAD_ZEROS, IRGRID_AFFINE_MAX_RANK,
     irgrid_error_text, irgrid_grid_sample, irgrid_grid_sample_plan, irgrid_grid_sample_run, irgrid_index,
-    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay,
+    irgrid_schedule, irgrid_grid_sample_simd_available, irgrid_grid_sample_gathers_pay, irgrid_grid_sample_tune,
     irgrid_grid_sample_wide_available, irgrid_worker_reset, irgrid_scratch_cache, irgrid_cpu_amd_family,
     irgrid_scratch_give, irgrid_scratch_release, irgrid_scratch_take,
 )
@@ -190,26 +191,64 @@ cdef int run_plan(const irgrid_grid_sample* p, irgrid_scratch_cache* cache) exce
     return 0
 
 
-cdef int plan_problem(irgrid_grid_sample* p, int num_threads) except -1:
-    """Plans p for `num_threads` threads and the current policies."""
+cdef struct Policies:
+    int simd, interleave, binning, gathers, avx512
+
+
+cdef Policies current_policies() noexcept:
+    """The policies use_simd, use_interleave, use_binning, use_gathers and use_avx512 set."""
+    cdef Policies q
+    q.simd, q.interleave, q.binning, q.gathers, q.avx512 = simd_on, interleave_policy, bin_policy, gather_policy, avx512_policy
+    return q
+
+
+cdef bint same_policies(const Policies* a, const Policies* b) noexcept:
+    return (a.simd == b.simd and a.interleave == b.interleave and a.binning == b.binning and a.gathers == b.gathers
+            and a.avx512 == b.avx512)
+
+
+cdef Policies policies_of(const irgrid_grid_sample* p) noexcept:
+    cdef Policies q
+    q.simd, q.interleave, q.binning, q.gathers, q.avx512 = p.simd, p.interleave, p.binning, p.gathers, p.avx512
+    return q
+
+
+cdef int plan_problem(irgrid_grid_sample* p, int num_threads, const Policies* q) except -1:
+    """Plans p for `num_threads` threads and the policies q."""
     cdef int status
-    p.threads, p.simd, p.interleave, p.binning = num_threads, simd_on, interleave_policy, bin_policy
-    p.gathers, p.avx512 = gather_policy, avx512_policy
+    p.threads, p.simd, p.interleave, p.binning, p.gathers, p.avx512 = (
+        num_threads, q.simd, q.interleave, q.binning, q.gathers, q.avx512)
     status = irgrid_grid_sample_plan(p)
     if status:
         raise ValueError(irgrid_error_text(status).decode())
     return 0
 
 
-cdef int run_problem(irgrid_grid_sample* p, irgrid_scratch_cache* cache, x, coords, out, int num_threads) except -1:
-    """Runs p on these arrays (checked by the caller), planned again only where the thread count or a
-    policy changed since its last plan, or where its schedule depends on the grid (`per_call`): a plan's
-    integer divisions cost a small call a tenth of its time."""
+cdef int run_problem(irgrid_grid_sample* p, irgrid_scratch_cache* cache, x, coords, out, int num_threads,
+                     const Policies* q) except -1:
+    """Runs p on these arrays (checked by the caller) with the policies q, planned again only where the
+    thread count or a policy changed since its last plan, or where its schedule depends on the grid
+    (`per_call`): a plan's integer divisions cost a small call a tenth of its time."""
+    cdef Policies planned = policies_of(p)
     p.data, p.coords, p.output = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords), cnp.PyArray_DATA(out)
-    if (p.per_call or p.threads != num_threads or p.simd != simd_on or p.interleave != interleave_policy
-            or p.binning != bin_policy or p.gathers != gather_policy or p.avx512 != avx512_policy):
-        plan_problem(p, num_threads)
+    if p.per_call or p.threads != num_threads or not same_policies(&planned, q):
+        plan_problem(p, num_threads, q)
     return run_plan(p, cache)
+
+
+cdef double timed_run(irgrid_grid_sample* p, void* cache) noexcept:
+    """irgrid_grid_sample_tune's call of a candidate (grid_sample.h's irgrid_grid_sample_timed_run): p
+    planned and run over the plan's scratch `cache`; its seconds, or -1 where it failed."""
+    cdef timespec start, stop
+    if irgrid_grid_sample_plan(p):
+        return -1
+    clock_gettime(CLOCK_MONOTONIC, &start)
+    try:
+        run_plan(p, <irgrid_scratch_cache*>cache)
+    except MemoryError:
+        return -1
+    clock_gettime(CLOCK_MONOTONIC, &stop)
+    return <double>(stop.tv_sec - start.tv_sec) + <double>(stop.tv_nsec - start.tv_nsec) * 1e-9
 
 
 cdef irgrid_index data_layout(const irgrid_index* dims, irgrid_index rank, int mode, int padding) except -1:
@@ -244,6 +283,10 @@ cdef class SamplePlan:
     aligned and native-endian, and fills `out` (same checks, writeable) or a fresh array. This is the
     one entry point into the kernel: `irgrid.ops.grid_sample.sample`, the fused AffineGrid and the
     compiled model's prepared steps all run through it.
+
+    With `tune`, the plan as a compiled model's step (`run`) chooses its path policies on its first call
+    at a thread count by timing them (`tune`); calls of other thread counts or under other global
+    policies (use_interleave, ...) plan as usual.
     """
     cdef readonly tuple x_shape, coords_shape, out_shape
     cdef readonly object dtype
@@ -258,14 +301,20 @@ cdef class SamplePlan:
     cdef irgrid_grid_sample problem  # shapes and attributes, planned for the last call's threads and policies
     cdef bint running  # a call runs `problem` (then another thread's call runs a copy)
     cdef irgrid_scratch_cache cache  # the calls' scratch, kept between them
+    cdef bint tune_steps  # `run` tunes on its first call at a thread count
+    cdef int tuned_threads  # the thread count `tuned` was chosen for (0: none)
+    cdef Policies tuned_from, tuned  # the global policies then, and the ones the tuner chose
+    cdef readonly str tuned_choice  # what the last tuning chose: "" (the plan's own policies), "avx512=never", ...
 
     def __dealloc__(self):
         irgrid_scratch_release(&self.cache)
 
     def __init__(self, x_shape, coords_shape, dtype, int mode, int padding, bint align_corners,
-                 out_dims=None, bint grid_align_corners=False, displacement=None):
+                 out_dims=None, bint grid_align_corners=False, displacement=None, bint tune=False):
         cdef Py_ssize_t k, rank = len(x_shape) - 2, coords_ndim = len(coords_shape), points
         cdef irgrid_grid_sample* p = &self.problem
+        cdef Policies q = current_policies()
+        self.tune_steps, self.tuned_threads, self.tuned_choice = tune, 0, None
         self.affine = out_dims is not None
         self.displaced = displacement is not None
         self.x_shape, self.coords_shape = tuple(x_shape), tuple(coords_shape)
@@ -332,7 +381,7 @@ cdef class SamplePlan:
                 raise ValueError("dims must not be negative")
         nbytes = math.prod(self.out_shape) * self.dtype.itemsize
         self.out_bytes = nbytes if nbytes <= PY_SSIZE_T_MAX - 64 else -1
-        plan_problem(p, 1)
+        plan_problem(p, 1, &q)
 
     cdef object _input(self, object a, const cnp.npy_intp* dims, int ndim, str what):
         """`a` if it is an array of the plan's dtype and shape (C-contiguous: copied if not)."""
@@ -363,11 +412,12 @@ cdef class SamplePlan:
         For tests: the paths give the same bits (cubic's row runs excepted), so only this tells them
         apart."""
         cdef irgrid_grid_sample p = self.problem
+        cdef Policies q = self._policies(num_threads)
         p.coords = NULL
         if coords is not None:
             coords = self._coords(coords)
             p.coords = cnp.PyArray_DATA(coords)
-        plan_problem(&p, num_threads)
+        plan_problem(&p, num_threads, &q)
         name = {IRGRID_GS_BLOCKS: "blocks", IRGRID_GS_GATHER: "gather", IRGRID_GS_ITEMS: "items",
                 IRGRID_GS_INTERLEAVE: "interleaved", IRGRID_GS_BINNED: "binned", IRGRID_GS_SHARED: "shared"}[p.path]
         if p.path in (IRGRID_GS_INTERLEAVE, IRGRID_GS_BINNED, IRGRID_GS_SHARED):
@@ -376,14 +426,57 @@ cdef class SamplePlan:
 
     def __call__(self, x, coords, out=None, int num_threads=1):
         """Sample x at coords into `out` (or a fresh array) with `num_threads` threads; returns it."""
-        return self._sample(x, coords, out, num_threads)
+        return self._sample(x, coords, out, num_threads, False)
+
+    def tune(self, x, coords, out=None, int num_threads=1):
+        """Sample as a call does, choosing the plan's path policies for `num_threads` threads by timing
+        them on this call (kernels/core/grid_sample.h's irgrid_grid_sample_tune: the plan's own policies
+        and each that sets one of interleave, avx512, gathers, binning to never or always, kept only
+        where it gives the same bits; a few calls of each, taken only where it beats the plan's own by a
+        margin). Later calls at that thread count, under the same global policies, take them
+        (`tuned_choice` says which). Why: the plan's thresholds were measured on a few CPUs, and a
+        threshold tuned on one can lose on another (benchmarks/README.md, "Paths chosen by timing")."""
+        return self._sample(x, coords, out, num_threads, True)
 
     def run(self, arrays, ctx):
         """The plan as a compiled model's prepared step (`irgrid.registry.PreparedFn`): [output] for
-        arrays (data, coords) into ctx.out[0] (or a fresh array) with ctx.threads threads. In Cython,
-        so a small model's call pays no Python frame for it."""
+        arrays (data, coords) into ctx.out[0] (or a fresh array) with ctx.threads threads, tuned on its
+        first call at a thread count where the plan was made with `tune`. In Cython, so a small model's
+        call pays no Python frame for it."""
         out = ctx.out
-        return [self._sample(arrays[0], arrays[1], out[0] if out else None, ctx.threads)]
+        return [self._sample(arrays[0], arrays[1], out[0] if out else None, ctx.threads,
+                             self.tune_steps and self.tuned_threads != ctx.threads)]
+
+    cdef Policies _policies(self, int num_threads):
+        """The policies a call at `num_threads` threads plans with: the tuned ones where they were chosen
+        for that thread count under the global policies as they are, else the global ones."""
+        cdef Policies q = current_policies()
+        if self.tuned_threads == num_threads and same_policies(&q, &self.tuned_from):
+            return self.tuned
+        return q
+
+    cdef int _tune(self, x, coords, out, int num_threads) except -1:
+        """irgrid_grid_sample_tune on this call, its choice kept for `num_threads`."""
+        cdef irgrid_grid_sample* p = &self.problem
+        cdef Policies q = current_policies()
+        cdef int chosen
+        p.data, p.coords, p.output = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords), cnp.PyArray_DATA(out)
+        p.threads, p.simd, p.interleave, p.binning, p.gathers, p.avx512 = (
+            num_threads, q.simd, q.interleave, q.binning, q.gathers, q.avx512)
+        spare = np.empty(self.out_bytes, np.uint8)  # the other candidates' results
+        chosen = irgrid_grid_sample_tune(p, cnp.PyArray_DATA(spare), timed_run, &self.cache)
+        if chosen >= 0:  # the cache holds the largest candidate's scratch: the next call takes its own
+            irgrid_scratch_release(&self.cache)
+        self.tuned_threads, self.tuned_from = num_threads, q
+        if chosen < 0:  # the plan failed: run as usual, raising its error
+            self.tuned = q
+            self.tuned_choice = ""
+            return run_problem(p, &self.cache, x, coords, out, num_threads, &q)
+        self.tuned = policies_of(p)
+        self.tuned_choice = ", ".join(f"{name}={POLICY_NAMES[now]}" for name, now, was in (
+            ("interleave", self.tuned.interleave, q.interleave), ("avx512", self.tuned.avx512, q.avx512),
+            ("gathers", self.tuned.gathers, q.gathers), ("binning", self.tuned.binning, q.binning)) if now != was)
+        return 0
 
     cdef object _fresh(self, int ndim):
         """A fresh output array; from ALIGNED_OUTPUT_BYTES on, a view of a byte buffer that starts on a
@@ -398,7 +491,7 @@ cdef class SamplePlan:
         cnp.set_array_base(out, buffer)
         return out
 
-    cdef object _sample(self, x, coords, out, int num_threads):
+    cdef object _sample(self, x, coords, out, int num_threads, bint tune):
         cdef int ndim = self.rank + 2
         x = self._input(x, self.x_dims, ndim, "data")
         coords = self._coords(coords)
@@ -411,13 +504,17 @@ cdef class SamplePlan:
         if self.problem.points == 0 or self.problem.batch == 0 or self.problem.channels == 0:
             return out
         cdef irgrid_grid_sample copy
-        if self.running:  # another thread runs this plan now (without the GIL): a copy of its own
+        cdef Policies q = self._policies(num_threads)
+        if self.running:  # another thread runs this plan now (without the GIL): a copy of its own, untuned
             copy = self.problem
-            run_problem(&copy, &self.cache, x, coords, out, num_threads)
+            run_problem(&copy, &self.cache, x, coords, out, num_threads, &q)
         else:
             self.running = True
             try:
-                run_problem(&self.problem, &self.cache, x, coords, out, num_threads)
+                if tune:
+                    self._tune(x, coords, out, num_threads)
+                else:
+                    run_problem(&self.problem, &self.cache, x, coords, out, num_threads, &q)
             finally:
                 self.running = False
         return out

@@ -3,7 +3,11 @@
 #include "ops.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "drive.hpp"
 #include "errors.hpp"
@@ -35,9 +39,68 @@ void GridSample::attributes_changed() {
     m_codes.align_corners = m_attrs.at("align_corners").flag;
 }
 
+// Whether the first inference of a shape tunes the kernel's path policies: unless IRGRID_AUTO is
+// "rules" (irgrid.timing.auto_mode: how irgrid chooses where two ways both run; "measure" by default).
+static bool tunes() {
+    const char* mode = std::getenv("IRGRID_AUTO");
+    std::string text = mode ? mode : "";
+    text.erase(0, text.find_first_not_of(" \t"));
+    text.erase(text.find_last_not_of(" \t") + 1);
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+    return text != "rules";
+}
+
+struct TuneContext {
+    irgrid_scratch_cache* cache;
+    int threads;
+};
+
+// irgrid_grid_sample_tune's call of a candidate (irgrid_grid_sample_timed_run): the whole call, timed.
+static double timed_drive(irgrid_grid_sample* p, void* context) {
+    auto& c = *static_cast<TuneContext*>(context);
+    try {
+        const auto start = std::chrono::steady_clock::now();
+        drive(*p, c.threads, irgrid_grid_sample_plan, irgrid_grid_sample_run, *c.cache);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (...) {
+        return -1;
+    }
+}
+
+// Sets p's policies: those chosen for its key, else (on the key's first inference) those
+// irgrid_grid_sample_tune chooses where tunes(), or AUTO. Returns whether it ran p (the tuner writes the
+// output).
+static bool tuned_policies(irgrid_grid_sample& p, std::vector<size_t> key, std::mutex& lock,
+                           std::vector<GridSample::Tuned>& tuned, irgrid_scratch_cache& cache) {
+    p.interleave = p.binning = p.gathers = p.avx512 = IRGRID_POLICY_AUTO;
+    {
+        std::lock_guard<std::mutex> guard(lock);
+        for (const auto& t : tuned)
+            if (t.key == key) {
+                p.interleave = t.interleave;
+                p.avx512 = t.avx512;
+                p.gathers = t.gathers;
+                p.binning = t.binning;
+                return false;
+            }
+    }
+    irgrid_grid_sample q = p;
+    bool ran = false;
+    if (tunes() && irgrid_grid_sample_plan(&q) == IRGRID_OK) {  // (else drive reports the plan's error)
+        std::vector<unsigned char> spare((size_t)(q.batch * q.channels * q.points) * (q.dtype == IRGRID_F32 ? 4 : 8));
+        TuneContext context{&cache, p.threads};
+        ran = irgrid_grid_sample_tune(&q, spare.data(), timed_drive, &context) >= 0;
+        irgrid_scratch_release(&cache);  // (it holds the largest candidate's scratch: the next call takes its own)
+        if (!ran) return false;
+    }
+    std::lock_guard<std::mutex> guard(lock);
+    tuned.push_back({std::move(key), q.interleave, q.avx512, q.gathers, q.binning});
+    return ran;
+}
+
 template <class T>
 static void grid_sample(const GridSample::Codes& codes, const ov::Tensor& data, const ov::Tensor& grid, ov::Tensor& out,
-                        irgrid_scratch_cache& cache) {
+                        irgrid_scratch_cache& cache, std::mutex& lock, std::vector<GridSample::Tuned>& tuned) {
     std::vector<T> data_copy, grid_copy, out_copy;
     const auto& x_shape = data.get_shape();
     const auto& y_shape = out.get_shape();
@@ -59,12 +122,14 @@ static void grid_sample(const GridSample::Codes& codes, const ov::Tensor& data, 
     T* y = results_as<T>(out, out_copy);
     p.output = y;
     p.simd = 1;  // where the CPU has them and the process allows them (cpu.h: IRGRID_SIMD, ONEDNN_MAX_CPU_ISA)
-    p.interleave = IRGRID_POLICY_AUTO;
-    p.binning = IRGRID_POLICY_AUTO;
-    p.gathers = IRGRID_POLICY_AUTO;
-    p.avx512 = IRGRID_POLICY_AUTO;
     p.threads = arena_threads();
-    drive(p, p.threads, irgrid_grid_sample_plan, irgrid_grid_sample_run, cache);
+    std::vector<size_t> key(x_shape.begin(), x_shape.end());
+    const auto& g_shape = grid.get_shape();
+    key.insert(key.end(), g_shape.begin(), g_shape.end());
+    key.push_back(sizeof(T));
+    key.push_back((size_t)p.threads);
+    if (!tuned_policies(p, std::move(key), lock, tuned, cache))
+        drive(p, p.threads, irgrid_grid_sample_plan, irgrid_grid_sample_run, cache);
     if (!out_copy.empty()) store(y, out);
 }
 
@@ -74,9 +139,9 @@ void GridSample::compute(ov::TensorVector& outputs, const ov::TensorVector& inpu
     // with an f64 operand; everything else in f32.
     const bool wide = data_type.is_integral_number() && data_type.size() >= 4;
     if (wide || data_type == ov::element::f64 || inputs[1].get_element_type() == ov::element::f64)
-        grid_sample<double>(m_codes, inputs[0], inputs[1], outputs[0], m_scratch);
+        grid_sample<double>(m_codes, inputs[0], inputs[1], outputs[0], m_scratch, m_tuned_lock, m_tuned);
     else
-        grid_sample<float>(m_codes, inputs[0], inputs[1], outputs[0], m_scratch);
+        grid_sample<float>(m_codes, inputs[0], inputs[1], outputs[0], m_scratch, m_tuned_lock, m_tuned);
 }
 
 // --- AffineGrid: irgrid/ops/affine_grid.py's `affine_grid` ---

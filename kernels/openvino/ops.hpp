@@ -1,6 +1,9 @@
 // irgrid's own operators (version irgrid1) as native OpenVINO ops, one class per (type, version).
 #pragma once
 
+#include <mutex>
+#include <vector>
+
 #include "op.hpp"
 
 namespace irgrid_ov {
@@ -15,6 +18,12 @@ public:
     struct Codes {
         int mode = 0, padding = 0, align_corners = 0;
     };
+    // The path policies irgrid_grid_sample_tune chose (kernels/core/grid_sample.h) for one input shape
+    // (data, then grid), float type and thread count.
+    struct Tuned {
+        std::vector<size_t> key;
+        int interleave, avx512, gathers, binning;
+    };
 
 protected:
     void attributes_changed() override;
@@ -23,6 +32,9 @@ protected:
 
 private:
     Codes m_codes;
+    // Chosen on the first inference of each key (none with IRGRID_AUTO=rules), kept for the next ones.
+    mutable std::mutex m_tuned_lock;
+    mutable std::vector<Tuned> m_tuned;
 };
 
 class AffineGrid : public IrgridOp {

@@ -351,6 +351,24 @@ def test_nearest_on_a_local_grid_gives_irgrid_runtime_bits(tmp_path, channels):
             np.testing.assert_array_equal(got, want, err_msg=f"{threads} threads")
 
 
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_grid_sample_tuned_on_its_first_inference_gives_irgrid_runtime_bits(tmp_path, monkeypatch, mode):
+    """Under IRGRID_AUTO=measure the library's op chooses the kernel's path policies by timing them on a
+    shape's first inference (kernels/core/grid_sample_tune.c; 32 channels: interleaved, gather and 8- or
+    16-channel candidates): that inference and the next give the bits of irgrid's runtime (which tunes
+    too), at 1 and 2 threads."""
+    monkeypatch.setenv("IRGRID_AUTO", "measure")
+    rng = np.random.default_rng(len(mode))
+    x = rng.standard_normal((1, 32, 40, 48)).astype(np.float32)
+    g = _random_grid(rng, (1, 64, 64, 2))
+    path = _grid_sample_ir(tmp_path, x.shape, g.shape, mode, "zeros", False)
+    (want,) = irgrid.compile_model(path, threads=2)([x, g]).values()
+    for threads in (1, 2):
+        compiled = _compile(native_core(), path, threads)
+        for call in ("first", "second"):
+            np.testing.assert_array_equal(compiled([x, g])[0], want, err_msg=f"{call} inference, {threads} threads")
+
+
 _CAPPED_LIBRARY = """
 import sys
 import numpy as np

@@ -1,0 +1,120 @@
+"""The C core's path tuner (kernels/core/grid_sample_tune.c) driven by a scripted runner: which candidate
+it takes for given times and results, without timing anything. The runner writes a result of its own
+(one value where a chosen policy is set, another elsewhere) and returns the script's seconds, so each
+rule shows alone: the fastest candidate taken past the margin, not within it, never one whose result has
+other bits; no candidates for small calls or slow ones. The candidates are real plans of X 1x32x64x64,
+nearest (interleaved) against interleave=never (the gather path), which differ on any CPU with AVX2."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from oracles import ROOT
+from test_core_c import INCLUDES, _compiler
+
+CORE = ROOT / "kernels" / "core"
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "grid_sample.h"
+
+typedef struct {
+    int calls, differs;     /* calls made; whether the interleave=never candidate's result has other bits */
+    double base, never;     /* seconds of a call with interleave AUTO, and with NEVER */
+} Script;
+
+static double scripted(irgrid_grid_sample* p, void* context) {
+    Script* s = (Script*)context;
+    float* y = (float*)p->output;
+    const int never = p->interleave == IRGRID_POLICY_NEVER;
+    irgrid_index i, n = p->batch * p->channels * p->points;
+    for (i = 0; i < n; i++)
+        y[i] = never && s->differs ? 1.0f : 0.5f;
+    s->calls++;
+    return never ? s->never : s->base;
+}
+
+int main(int argc, char** argv) {
+    static float x[32 * 64 * 64], g[64 * 64 * 2], y[32 * 64 * 64], spare[32 * 64 * 64];
+    Script s = {0, atoi(argv[1]), atof(argv[2]), atof(argv[3])};
+    irgrid_grid_sample p = {0};
+    int chosen;
+    if (!irgrid_grid_sample_simd_available()) {
+        printf("no AVX2\n");
+        return 0;
+    }
+    p.dtype = IRGRID_F32;
+    p.batch = 1;
+    p.channels = atoi(argv[4]);
+    p.rank = 2;
+    p.dims[0] = p.dims[1] = 64;
+    p.out_dims[0] = p.out_dims[1] = 64;
+    p.mode = IRGRID_MODE_NEAREST;
+    p.padding = IRGRID_PAD_ZEROS;
+    p.data = x;
+    p.coords = g;
+    p.output = y;
+    p.simd = 1;
+    p.interleave = p.binning = p.gathers = p.avx512 = IRGRID_POLICY_AUTO;
+    p.threads = 2;
+    chosen = irgrid_grid_sample_tune(&p, spare, scripted, &s);
+    printf("%d %d %d %g\n", chosen, p.interleave, s.calls, (double)y[0]);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tuner(tmp_path_factory):
+    """The program, built once: grid_sample.c at -O0 (its per-case copies take minutes to optimise; the
+    tuner's logic, not the kernels' speed, is under test)."""
+    tmp = tmp_path_factory.mktemp("tune")
+    cc = _compiler("cc", "gcc", "clang")
+    (tmp / "main.c").write_text(PROGRAM)
+    program = tmp / "tune"
+    subprocess.run([cc, "-O0", "-ffp-contract=off", *INCLUDES, str(tmp / "main.c"), str(CORE / "grid_sample.c"),
+                    str(CORE / "grid_sample_tune.c"), "-lm", "-o", str(program)], check=True, capture_output=True)
+    return program
+
+
+def _tune(program, differs: int, base: float, never: float, channels: int = 32) -> tuple[int, int, int, float]:
+    out = subprocess.run([str(program), str(differs), str(base), str(never), str(channels)], check=True,
+                         capture_output=True, text=True).stdout
+    if out.startswith("no AVX2"):
+        pytest.skip("this CPU has no AVX2: every policy plans the scalar blocks")
+    chosen, interleave, calls, first = out.split()
+    return int(chosen), int(interleave), int(calls), float(first)
+
+
+NEVER, AUTO = 0, 1
+
+
+def test_takes_a_candidate_faster_by_more_than_the_margin(tuner):
+    chosen, interleave, calls, value = _tune(tuner, 0, 0.010, 0.008)
+    assert chosen > 0 and interleave == NEVER and calls > 3 and value == 0.5
+
+
+def test_keeps_the_plans_own_within_the_margin(tuner):
+    chosen, interleave, _, _ = _tune(tuner, 0, 0.010, 0.0097)
+    assert (chosen, interleave) == (0, AUTO)
+
+
+def test_never_takes_a_candidate_with_other_bits(tuner):
+    """However fast, and the output holds the plan's own result (0.5), not the candidate's (1.0)."""
+    chosen, interleave, _, value = _tune(tuner, 1, 0.010, 0.001)
+    assert (chosen, interleave, value) == (0, AUTO, 0.5)
+
+
+def test_drops_a_slow_candidate_after_one_round(tuner):
+    """A candidate over 1.5x the fastest is not timed again: its bit check, one round, then no more."""
+    _, _, slow_calls, _ = _tune(tuner, 0, 0.010, 0.030)
+    _, _, close_calls, _ = _tune(tuner, 0, 0.010, 0.0105)
+    assert slow_calls < close_calls
+
+
+def test_small_or_slow_calls_run_once_untuned(tuner):
+    """Under 16384 output values (three channels of 64 x 64 points), or a first call over 50 ms."""
+    assert _tune(tuner, 0, 0.010, 0.001, channels=3)[:3] == (0, AUTO, 1)
+    assert _tune(tuner, 0, 0.060, 0.001)[:3] == (0, AUTO, 1)
