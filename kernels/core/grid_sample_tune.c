@@ -52,9 +52,16 @@ static int same_plan(const irgrid_grid_sample* a, const irgrid_grid_sample* b) {
     return 1;
 }
 
+/* Whether p runs cubic's separable rows (a row scratch on the interleaved, shared or binned path; the plan
+   sets `rows` on the gather path too, where the row layout would have been). */
+static int row_run(const irgrid_grid_sample* p) {
+    return p->rows && (p->path == IRGRID_GS_INTERLEAVE || p->path == IRGRID_GS_SHARED || p->path == IRGRID_GS_BINNED);
+}
+
 /* The candidates: p as planned, then p with one policy set to NEVER or to ALWAYS, each that plans a run of
    its own. Not the scalar blocks where p has a vector path (several times slower wherever both run), nor,
-   in cubic, another row layout than p's (the row runs sum in their own order: other bits). */
+   in cubic, a row run where p has none or the other way round, or another row layout (the row runs sum
+   in their own order: other bits, which the bit check would only find after a call of each). */
 static int candidates(const irgrid_grid_sample* p, irgrid_grid_sample* cand) {
     static const int values[2] = {IRGRID_POLICY_NEVER, IRGRID_POLICY_ALWAYS};
     int n = 0, k, v, c;
@@ -66,7 +73,7 @@ static int candidates(const irgrid_grid_sample* p, irgrid_grid_sample* cand) {
                 continue;
             *policy_of(&q, k) = values[v];
             if (irgrid_grid_sample_plan(&q) != IRGRID_OK || (q.path == IRGRID_GS_BLOCKS && p->path != IRGRID_GS_BLOCKS)
-                || (p->mode == IRGRID_MODE_CUBIC && q.rows != p->rows))
+                || (p->mode == IRGRID_MODE_CUBIC && (row_run(&q) != row_run(p) || q.rows != p->rows)))
                 continue;
             for (c = 0; c < n && !same_plan(&cand[c], &q); c++)
                 ;

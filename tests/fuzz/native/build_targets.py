@@ -37,7 +37,7 @@ FLAGS = ["-g", "-fno-omit-frame-pointer", "-ffp-contract=off", *SANITIZE]
 KERNEL_COVERAGE = ["-fno-sanitize-coverage=trace-cmp"]
 # target -> the sources it links beside its harness (fuzz_<name>.cpp)
 TARGETS = {
-    "fuzz_grid_sample": [CORE / "grid_sample.c", CORE / "affine_grid.c"],
+    "fuzz_grid_sample": [CORE / "grid_sample.c", CORE / "grid_sample_tune.c", CORE / "affine_grid.c"],
     "fuzz_affine_grid": [CORE / "affine_grid.c"],
     "fuzz_elementwise": [CORE / "elementwise.c"],
     "fuzz_deform": [CORE / "deform_im2col.c"],

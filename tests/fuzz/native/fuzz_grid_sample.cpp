@@ -9,7 +9,8 @@
 // a large image's planes, within what that image's bytes allow, common.hpp); the
 // output is the same bits planned for 1 thread and run on one worker as planned for the fuzzed thread
 // hint and run on 2-5 workers in any grouping (every output written, no scratch read before it is
-// written); with the vector paths off, fused equals AffineGrid then GridSample and a displacement warp
+// written); the path tuner (irgrid_grid_sample_tune, its times scripted by the input) writes the bits of
+// the plan it started from, and the plan it returns gives them too; with the vector paths off, fused equals AffineGrid then GridSample and a displacement warp
 // equals GridSample on the grid of its formula (grid_sample.h); and docs/semantics.md's
 // rules per point: a NaN coordinate gives NaN, a point at infinity gives 0 under zeros padding, finite
 // coordinates over tame data give finite values.
@@ -51,6 +52,36 @@ void check_same_on_grid(const irgrid_grid_sample& p, const Buffer& grid, const B
     unfused.coords = grid.data;
     run_alone(unfused, out_b, 0x5A);
     FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, p.path);
+}
+
+// irgrid_grid_sample_tune's timed run, scripted: the candidate planned and run on one worker, its "seconds"
+// drawn from the input (a few of them failures), so that every branch of the tuner's choice is reached.
+struct Script {
+    FuzzedDataProvider* in;
+};
+
+double scripted_run(irgrid_grid_sample* p, void* context) {
+    FuzzedDataProvider& in = *static_cast<Script*>(context)->in;
+    FUZZ_CHECK(irgrid_grid_sample_plan(p) == IRGRID_OK, p->interleave * 3 + p->avx512, p->gathers * 3 + p->binning);
+    run_schedule(*p, irgrid_grid_sample_run, Split{}, 0x3C);
+    const int draw = in.ConsumeIntegralInRange<int>(0, 63);
+    return draw == 0 ? -1.0 : draw * 1e-3;
+}
+
+// The tuner on p (planned), its output into out_b: out_a's bits (the rules' plan, run alone), and so are
+// those of the plan it leaves in p.
+void check_tuned(FuzzedDataProvider& in, const irgrid_grid_sample& p, const Buffer& out_a, Buffer& out_b) {
+    irgrid_grid_sample t = p;
+    Buffer spare(out_a.bytes, 0x77);
+    Script script{&in};
+    t.output = out_b.data;
+    if (out_b.bytes) std::memset(out_b.data, 0x3C, out_b.bytes);
+    const int chosen = irgrid_grid_sample_tune(&t, spare.data, scripted_run, &script);
+    if (chosen < 0) return;  // the rules' plan "failed" (a drawn failure): its output is not promised
+    FUZZ_CHECK(chosen < 9 && t.output == out_b.data, chosen);
+    if (out_a.bytes) FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, chosen, t.path);
+    run_alone(t, out_b, 0x3C);
+    if (out_a.bytes) FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, chosen, t.path);
 }
 
 template <class T>
@@ -95,6 +126,7 @@ void run(FuzzedDataProvider& in, irgrid_grid_sample p, int64_t data_n, int64_t c
     FUZZ_CHECK(irgrid_grid_sample_plan(&q) == IRGRID_OK);
     run_schedule(q, irgrid_grid_sample_run, pick_split(in), 0x5A);
     if (out_a.bytes) FUZZ_CHECK(std::memcmp(out_a.data, out_b.data, out_a.bytes) == 0, q.path, q.threads);
+    if (in.ConsumeIntegralInRange<int>(0, 7) == 0) check_tuned(in, p, out_a, out_b);
 
     const T* grid = p.affine ? nullptr : coords.as<T>();
     const int64_t lattice_n = p.affine ? times(p.batch, times(p.points, p.rank)) : 0;
