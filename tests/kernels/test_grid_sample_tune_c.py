@@ -3,7 +3,8 @@ it takes for given times and results, without timing anything. The runner writes
 (one value where a chosen policy is set, another elsewhere) and returns the script's seconds, so each
 rule shows alone: the fastest candidate taken past the margin, not within it, never one whose result has
 other bits; no candidates for small calls or slow ones. The candidates are real plans of X 1x32x64x64,
-nearest (interleaved) against interleave=never (the gather path), which differ on any CPU with AVX2."""
+nearest (interleaved) against interleave=never (the gather path), which differ on any CPU with AVX2,
+and 2-D cubic, whose row run and gather path sum in different orders."""
 from __future__ import annotations
 
 import subprocess
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
     p.rank = 2;
     p.dims[0] = p.dims[1] = 64;
     p.out_dims[0] = p.out_dims[1] = 64;
-    p.mode = IRGRID_MODE_NEAREST;
+    p.mode = atoi(argv[5]);
     p.padding = IRGRID_PAD_ZEROS;
     p.data = x;
     p.coords = g;
@@ -79,8 +80,12 @@ def tuner(tmp_path_factory):
     return program
 
 
-def _tune(program, differs: int, base: float, never: float, channels: int = 32) -> tuple[int, int, int, float]:
-    out = subprocess.run([str(program), str(differs), str(base), str(never), str(channels)], check=True,
+NEAREST, CUBIC = 0, 2  # guards.h's IRGRID_MODE_*
+
+
+def _tune(program, differs: int, base: float, never: float, channels: int = 32,
+          mode: int = NEAREST) -> tuple[int, int, int, float]:
+    out = subprocess.run([str(program), str(differs), str(base), str(never), str(channels), str(mode)], check=True,
                          capture_output=True, text=True).stdout
     if out.startswith("no AVX2"):
         pytest.skip("this CPU has no AVX2: every policy plans the scalar blocks")
@@ -105,6 +110,14 @@ def test_never_takes_a_candidate_with_other_bits(tuner):
     """However fast, and the output holds the plan's own result (0.5), not the candidate's (1.0)."""
     chosen, interleave, _, value = _tune(tuner, 1, 0.010, 0.001)
     assert (chosen, interleave, value) == (0, AUTO, 0.5)
+
+
+def test_cubic_never_times_a_plan_that_sums_otherwise(tuner):
+    """2-D cubic's row run against the gather path (interleave never), which sums in another order: not
+    a candidate at all, however fast the script makes it (the bit check would drop it, but only after a
+    call)."""
+    chosen, interleave, _, _ = _tune(tuner, 0, 0.010, 0.001, mode=CUBIC)
+    assert (chosen, interleave) == (0, AUTO)
 
 
 def test_drops_a_slow_candidate_after_one_round(tuner):
