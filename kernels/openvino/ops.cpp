@@ -69,8 +69,8 @@ static double timed_drive(irgrid_grid_sample* p, void* context) {
 
 // Sets p's policies: those chosen for its key, else (on the key's first inference) those
 // irgrid_grid_sample_tune chooses where tunes(), or AUTO. Returns whether it ran p (the tuner writes the
-// output).
-static bool tuned_policies(irgrid_grid_sample& p, std::vector<size_t> key, std::mutex& lock,
+// output, of out_bytes).
+static bool tuned_policies(irgrid_grid_sample& p, size_t out_bytes, std::vector<size_t> key, std::mutex& lock,
                            std::vector<GridSample::Tuned>& tuned, irgrid_scratch_cache& cache) {
     p.interleave = p.binning = p.gathers = p.avx512 = IRGRID_POLICY_AUTO;
     {
@@ -86,12 +86,12 @@ static bool tuned_policies(irgrid_grid_sample& p, std::vector<size_t> key, std::
     }
     irgrid_grid_sample q = p;
     bool ran = false;
-    if (tunes() && irgrid_grid_sample_plan(&q) == IRGRID_OK) {  // (else drive reports the plan's error)
-        std::vector<unsigned char> spare((size_t)(q.batch * q.channels * q.points) * (q.dtype == IRGRID_F32 ? 4 : 8));
+    if (tunes()) {
+        std::vector<unsigned char> spare(out_bytes);
         TuneContext context{&cache, p.threads};
         ran = irgrid_grid_sample_tune(&q, spare.data(), timed_drive, &context) >= 0;
         irgrid_scratch_release(&cache);  // (it holds the largest candidate's scratch: the next call takes its own)
-        if (!ran) return false;
+        if (!ran) return false;  // the plan failed: drive reports its error
     }
     std::lock_guard<std::mutex> guard(lock);
     tuned.push_back({std::move(key), q.interleave, q.avx512, q.gathers, q.binning});
@@ -128,7 +128,7 @@ static void grid_sample(const GridSample::Codes& codes, const ov::Tensor& data, 
     key.insert(key.end(), g_shape.begin(), g_shape.end());
     key.push_back(sizeof(T));
     key.push_back((size_t)p.threads);
-    if (!tuned_policies(p, std::move(key), lock, tuned, cache))
+    if (!tuned_policies(p, out.get_size() * sizeof(T), std::move(key), lock, tuned, cache))
         drive(p, p.threads, irgrid_grid_sample_plan, irgrid_grid_sample_run, cache);
     if (!out_copy.empty()) store(y, out);
 }
