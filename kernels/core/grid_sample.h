@@ -137,11 +137,11 @@ typedef double (*irgrid_grid_sample_timed_run)(irgrid_grid_sample* p, void* cont
 /* Chooses p's path policies (interleave, avx512, gathers, binning) by timing them on this call
    (grid_sample_tune.c): the plan of p's own policies, and each other plan that one policy set to NEVER or
    ALWAYS gives (not the scalar blocks, nor in cubic a plan that sums otherwise: a row run or not, another
-   row layout), kept only where its output has
-   p's bits; the fastest, if it beats p's own plan by a margin, becomes p's (p planned, its policies set).
-   Writes the call's result into p->output; `spare` is a buffer of the output's size for the other
-   candidates' results. Returns the candidate chosen (0: p's own plan), or -1 where p's own plan failed
-   (p's output is then not written: run it as usual for its error). */
+   row layout), kept only where its output has p's bits; the fastest, if it beats p's own plan by a
+   margin, becomes p's (p planned, its policies set). Writes the call's result into p->output; `spare` is
+   a buffer of the output's size and 64 bytes more for the other candidates' results (each written as
+   far past a 64-byte line as p->output is). Returns the candidate chosen (0: p's own plan), or -1 where
+   p's own plan failed (p's output is then not written: run it as usual for its error). */
 int irgrid_grid_sample_tune(irgrid_grid_sample* p, void* spare, irgrid_grid_sample_timed_run run, void* context);
 
 /* Units [begin, end) of phase `phase` (round * schedule.phases + phase of the round), serially;

@@ -463,7 +463,7 @@ cdef class SamplePlan:
         p.data, p.coords, p.output = cnp.PyArray_DATA(x), cnp.PyArray_DATA(coords), cnp.PyArray_DATA(out)
         p.threads, p.simd, p.interleave, p.binning, p.gathers, p.avx512 = (
             num_threads, q.simd, q.interleave, q.binning, q.gathers, q.avx512)
-        spare = np.empty(self.out_bytes, np.uint8)  # the other candidates' results
+        spare = np.empty(self.out_bytes + 64, np.uint8)  # the other candidates' results
         chosen = irgrid_grid_sample_tune(p, cnp.PyArray_DATA(spare), timed_run, &self.cache)
         if chosen >= 0:  # the cache holds the largest candidate's scratch: the next call takes its own
             irgrid_scratch_release(&self.cache)

@@ -87,7 +87,7 @@ static bool tuned_policies(irgrid_grid_sample& p, size_t out_bytes, std::vector<
     irgrid_grid_sample q = p;
     bool ran = false;
     if (tunes()) {
-        std::vector<unsigned char> spare(out_bytes);
+        std::vector<unsigned char> spare(out_bytes + 64);
         TuneContext context{&cache, p.threads};
         ran = irgrid_grid_sample_tune(&q, spare.data(), timed_drive, &context) >= 0;
         irgrid_scratch_release(&cache);  // (it holds the largest candidate's scratch: the next call takes its own)

@@ -72,7 +72,7 @@ double scripted_run(irgrid_grid_sample* p, void* context) {
 // those of the plan it leaves in p.
 void check_tuned(FuzzedDataProvider& in, const irgrid_grid_sample& p, const Buffer& out_a, Buffer& out_b) {
     irgrid_grid_sample t = p;
-    Buffer spare(out_a.bytes, 0x77);
+    Buffer spare(out_a.bytes + 64, 0x77);
     Script script{&in};
     t.output = out_b.data;
     if (out_b.bytes) std::memset(out_b.data, 0x3C, out_b.bytes);
