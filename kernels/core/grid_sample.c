@@ -47,10 +47,11 @@ typedef struct {
    points, each judged and, where scattered, sorted by tile once (sort_chunk) for every channel group;
    each unit then samples its chunks in tile order (binned_span). */
 typedef struct {
-    irgrid_index first, last, chunk;
+    irgrid_index first, last, chunk, chunks;
     int* slot;     /* shared, per point of the segment: its position in its chunk's tile order */
     void* coords;  /* shared: the segment's coordinates, each chunk's in tile order */
     char* sorted;  /* shared, per chunk: whether it was judged scattered, so sorted */
+    void* rows;    /* shared: the row scratch of a round's group (shared_rows), else NULL */
     int* counts;   /* the worker's: n_tiles ints for irgrid_sort_by_tile */
     void* out;     /* the worker's: a chunk's outputs in tile order, a pixel each */
 } irgrid_bins;
@@ -137,13 +138,15 @@ static irgrid_index scratch_pixels(const irgrid_grid_sample* p) {
 static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker, irgrid_index first,
                         irgrid_index last, irgrid_bins* bins) {
     char* s = (char*)shared;
-    char* w = (char*)worker + IRGRID_WORKER_HEADER + p->scratch_items * (p->dtype == IRGRID_F32 ? 4 : 8);
+    char* w = (char*)worker + IRGRID_WORKER_HEADER + (p->piece ? 0 : p->scratch_items * (p->dtype == IRGRID_F32 ? 4 : 8));
     bins->first = first;
     bins->last = last;
     bins->chunk = p->bin_chunk;
+    bins->chunks = ceil_div(p->segment, p->bin_chunk);
     bins->slot = (int*)s;
     bins->coords = s + p->slot_bytes;
     bins->sorted = s + p->slot_bytes + p->coords_bytes;
+    bins->rows = p->piece ? s + p->slot_bytes + p->coords_bytes + round64(bins->chunks) : NULL;
     bins->counts = (int*)w;
     bins->out = w + p->counts_bytes;
 }
@@ -200,11 +203,42 @@ static int workers_for(int threads, irgrid_index units) {
     return (int)(units < threads ? (units > 1 ? units : 1) : (threads > 1 ? threads : 1));
 }
 
+/* The tiles 3-D cubic's row runs bin a scattered grid's points by (binning.h): 16 pixels of a row each
+   (sort_chunk keys them, irgrid_scattered judges by 4 rows of them); how many. */
+static irgrid_index row_tiles(irgrid_grid_sample* p) {
+    return irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, 1, 1, 16, p->tiles, p->scale, p->offset,
+                         &p->judge_rows);
+}
+
+/* Whether 3-D cubic's grid is scattered, as sort_chunk judges a chunk of it, here by the first item's first
+   IRGRID_BIN_SAMPLE points (without a grid, as for a scattered one); a fused AffineGrid's or displacement's
+   points are not. The answer makes the schedule depend on the grid's values (per_call). */
+static int scattered_grid(irgrid_grid_sample* p) {
+    int keys[IRGRID_BIN_SAMPLE];
+    const irgrid_index m = min_index(IRGRID_BIN_SAMPLE, p->points);
+    if (p->affine || p->displaced)
+        return 0;
+    p->per_call = 1;
+    if (p->coords == NULL)
+        return 1;
+    row_tiles(p);
+    if (p->dtype == IRGRID_F32)
+        irgrid_tile_keys_f32((const float*)p->coords, m, p->rank, p->scale, p->offset, p->tiles, keys);
+    else
+        irgrid_tile_keys_f64((const double*)p->coords, m, p->rank, p->scale, p->offset, p->tiles, keys);
+    return irgrid_scattered(keys, m, p->tiles[p->rank - 2], p->tiles[p->rank - 1], p->judge_rows);
+}
+
 /* Whether the interleaved path takes pixels of 16 f32 channels (64 bytes, a cache line; simd.h's
    irgrid_interleaved_sample_f32x16, irgrid_cubic2d_run_f32x16) rather than 8, on calls wide_call
    allows, where a group's scratch still fits. 2-D cubic's row scratch: with the policy ALWAYS or from 9
-   channels on (its run outweighs the copy-in: 0.63-0.90x the time at 12 to 32 channels); 3-D cubic's
-   never (its random grids took 1.16-1.39x: benchmarks/README.md, "16-channel pixels for 2-D cubic").
+   channels on (its run outweighs the copy-in: 0.63-0.90x the time at 12 to 32 channels: benchmarks/
+   README.md, "16-channel pixels for 2-D cubic"). 3-D cubic's (up to x_share, as rows_layout allows): with
+   the policy ALWAYS, or from 9 channels on within INTERLEAVE_MAX_BYTES and past it on a grid that is not
+   scattered (scattered_grid). On Zen 5 (1 and 2 threads) smooth grids took 0.57-0.67x the time of 8-channel
+   pixels, random ones within INTERLEAVE_MAX_BYTES 0.65-0.90x; past it random ones took 0.93-1.08x even with
+   the scratch shared (rows_shared), whose binned sweeps read 4 planes of 64-byte pixels, more than L2
+   holds (benchmarks/README.md, "16-channel pixels for 3-D cubic").
    The generic run (2-D and 3-D nearest and linear, cubic where no row scratch fits): with the policy
    ALWAYS, or from 9 channels on (fewer would leave half of each pixel zeros) where every worker has a
    group of its own, or in 2-D bilinear. With fewer groups than workers each worker copies the whole
@@ -213,11 +247,19 @@ static int workers_for(int threads, irgrid_index units) {
    channels 0.93-1.05x, while 2-D bilinear's took 0.67-0.97x from 9 channels on (benchmarks/README.md,
    "16-channel pixels"). Only within INTERLEAVE_MAX_BYTES: larger scratches (planes of 256K pixels and
    more) keep 8-channel pixels, half the scratch (benchmarks/README.md, "Large planes"). */
-static int wide_pixels(const irgrid_grid_sample* p) {
-    if (!wide_call(p) || scratch_pixels(p) * 64 > INTERLEAVE_MAX_BYTES)
+static int wide_pixels(irgrid_grid_sample* p) {
+    const irgrid_index bytes = scratch_pixels(p) * 64;
+    if (!wide_call(p))
+        return 0;
+    if (p->rows && p->rank == 3)
+        return (bytes <= INTERLEAVE_MAX_BYTES || (bytes <= INTERLEAVE_LARGE_BYTES && bytes <= x_share(p)))
+               && (p->avx512 == IRGRID_POLICY_ALWAYS
+                   || (p->channels > 8 && (bytes <= INTERLEAVE_MAX_BYTES
+                                           || (p->binning != IRGRID_POLICY_ALWAYS && !scattered_grid(p)))));
+    if (bytes > INTERLEAVE_MAX_BYTES)
         return 0;
     if (p->rows)
-        return p->rank == 2 && (p->avx512 == IRGRID_POLICY_ALWAYS || p->channels > 8);
+        return p->avx512 == IRGRID_POLICY_ALWAYS || p->channels > 8;
     return p->avx512 == IRGRID_POLICY_ALWAYS
            || (p->channels > 8 && (p->batch * ceil_div(p->channels, 16) >= (irgrid_index)p->threads
                                    || (p->rank == 2 && p->mode == IRGRID_MODE_LINEAR)));
@@ -392,11 +434,13 @@ static int shared_pixels(irgrid_grid_sample* p) {
 }
 
 /* Points a unit of the interleaved path spans: items of `segment` points split into spans where the
-   items and channel groups are fewer than two a worker, so that every worker has work. */
-static irgrid_index unit_span(const irgrid_grid_sample* p, irgrid_index items, irgrid_index segment) {
+   items and the `groups` of channels a round holds are fewer than two a worker, so that every worker has
+   work. */
+static irgrid_index unit_span(const irgrid_grid_sample* p, irgrid_index items, irgrid_index groups,
+                              irgrid_index segment) {
     irgrid_index spans = 1;
-    if (items * p->groups < 2 * (irgrid_index)p->threads)
-        spans = min_index(ceil_div(2 * (irgrid_index)p->threads, items * p->groups), ceil_div(segment, SIMD_BLOCK));
+    if (items * groups < 2 * (irgrid_index)p->threads)
+        spans = min_index(ceil_div(2 * (irgrid_index)p->threads, items * groups), ceil_div(segment, SIMD_BLOCK));
     return ceil_div(segment, spans);
 }
 
@@ -426,11 +470,27 @@ static int points_bins_pay(const irgrid_grid_sample* p, irgrid_index chunk) {
                && chunk * POINTS_BIN_DENSITY >= p->plane);
 }
 
+/* Whether binned 3-D cubic over a row scratch (the plan's rows 1) takes one for all the workers (a
+   round's group copied in by all of them, then sampled; the plan's `piece` planes a copy unit): on a
+   scattered grid (binning ALWAYS: every one), at two threads or more, where a round's channel groups are
+   fewer than the workers, or a group's scratch is past INTERLEAVE_MAX_BYTES. Every sorted chunk sweeps
+   the whole volume, which each worker's scratch would otherwise hold a copy of: on Zen 5 (2 threads,
+   random grids) X 1x16x32x64x64 in 16-channel pixels took 0.57-0.59x the time of a scratch a worker,
+   two groups of them (X 1x32x32x64x64, 11.2 MB each) 0.62x. 8-channel pixels (5.6 MB a group): one group
+   for two workers 1.00x (in half the memory), a group to each worker 1.04-1.07x, so those keep a scratch
+   a worker (benchmarks/README.md, "16-channel pixels for 3-D cubic"). A smooth grid's chunks are not sorted: each
+   worker copies only the planes its own points read, just before reading them (hold_planes). */
+static int rows_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
+    return p->rows == 1 && p->threads > 1
+           && (p->groups < (irgrid_index)p->threads || p->scratch_items * itemsize > INTERLEAVE_MAX_BYTES)
+           && (p->binning == IRGRID_POLICY_ALWAYS || scattered_grid(p));
+}
+
 static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     irgrid_schedule* s = &p->schedule;
     const irgrid_index bin_segment = min_index(p->points, BIN_SEGMENT);
     irgrid_index items = p->batch, segment = p->points, span, n_units;
-    int binned = 0;
+    int binned = 0, shared = 0;
     p->groups = ceil_div(p->channels, p->lanes);
     p->scratch_items = (scratch_pixels(p) * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
     if (shared_large(p, p->scratch_items * itemsize) || shared_pixels(p))
@@ -440,16 +500,16 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
             p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, 2, 8, p->dims[2] + 4,
                                        p->tiles, p->scale, p->offset, &p->judge_rows);
         else
-            p->n_tiles = irgrid_tiling(p->rank, p->dims, p->align_corners, BIN_CAPACITY, 1, 1, 16, p->tiles,
-                                       p->scale, p->offset, &p->judge_rows);
+            p->n_tiles = row_tiles(p);
         if (p->n_tiles <= BIN_CAPACITY  /* else even tiles of every row outnumber a chunk's points */
-            && (p->rows == 1 || points_bins_pay(p, bin_chunk_of(unit_span(p, 1, bin_segment))))) {
+            && (p->rows == 1 || points_bins_pay(p, bin_chunk_of(unit_span(p, 1, p->groups, bin_segment))))) {
             binned = 1;
             items = 1;
             segment = bin_segment;
+            shared = rows_shared(p, itemsize);
         }
     }
-    span = unit_span(p, items, segment);
+    span = unit_span(p, items, shared ? 1 : p->groups, segment);
     if (binned) {  /* spans of whole chunks */
         p->bin_chunk = bin_chunk_of(span);
         span = ceil_div(span, p->bin_chunk) * p->bin_chunk;
@@ -460,8 +520,8 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     p->units_per_round = n_units;
     s->workers = workers_for(p->threads, n_units);
     s->in_order = 1;
-    s->worker_bytes = (size_t)(IRGRID_WORKER_HEADER + p->scratch_items * itemsize);
-    if (p->rows)
+    s->worker_bytes = (size_t)(IRGRID_WORKER_HEADER + (shared ? 0 : p->scratch_items * itemsize));
+    if (p->rows && !shared)
         s->workers = row_workers(p, p->scratch_items * itemsize, s->workers);
     if (!binned) {
         p->path = IRGRID_GS_INTERLEAVE;
@@ -472,7 +532,7 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     p->path = IRGRID_GS_BINNED;
     p->segment = segment;
     p->segments = ceil_div(p->points, segment);
-    if (p->batch > INT_MAX / 2 / p->segments)
+    if (p->batch > INT_MAX / 2 / p->segments / p->groups)
         return IRGRID_E_SIZE;  /* phases are numbered in an int */
     p->slot_bytes = round64(segment * (irgrid_index)sizeof(int));
     p->coords_bytes = round64(segment * p->rank * itemsize);
@@ -484,6 +544,14 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     s->units[1] = n_units;
     s->shared_bytes = (size_t)(p->slot_bytes + p->coords_bytes + round64(s->units[0]));
     s->worker_bytes += (size_t)(p->counts_bytes + p->out_bytes);
+    if (shared) {  /* per round one group's planes, in pieces of a few planes, then its spans */
+        p->piece = ceil_div(p->dims[0], min_index(p->dims[0], 2 * (irgrid_index)p->threads));
+        s->rounds *= p->groups;
+        s->units[0] += ceil_div(p->dims[0], p->piece);
+        s->units[1] = p->spans;
+        s->workers = workers_for(p->threads, s->units[0] > s->units[1] ? s->units[0] : s->units[1]);
+        s->shared_bytes += (size_t)(p->scratch_items * itemsize);
+    }
     return IRGRID_OK;
 }
 
@@ -560,6 +628,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     p->wide = 0;
     p->rows = 0;
     p->pixel = 0;
+    p->piece = 0;
     p->per_call = 0;
     if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
         return IRGRID_E_MODE;

@@ -214,8 +214,8 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
         n_fallback = IRGRID_PIXELS_FN(p, irgrid_cubic2d_run)(scratch, g, yb, n, channels, y_cstride, p->dims,
                                                              p->padding, p->align_corners, fallback);
     else if (scratch != NULL && rows)
-        n_fallback = IRGRID_FN(irgrid_cubic3d_run)(scratch, g, yb, n, channels, y_cstride, by_point, p->dims,
-                                                   p->padding, p->align_corners, fallback);
+        n_fallback = IRGRID_PIXELS_FN(p, irgrid_cubic3d_run)(scratch, g, yb, n, channels, y_cstride, by_point,
+                                                             p->dims, p->padding, p->align_corners, fallback);
     else if (scratch != NULL)
         n_fallback = IRGRID_PIXELS_FN(p, irgrid_interleaved_sample)(scratch, g, yb, n, channels, y_cstride, p->plane,
                                                                     rank, p->dims, p->strides, p->mode, p->padding,
@@ -246,7 +246,7 @@ static void IRGRID_FN(hold_planes)(const irgrid_grid_sample* p, const IRGRID_T* 
     irgrid_index a, b;
     if (held->lo == 0 && held->hi == dims[0])
         return;
-    IRGRID_FN(irgrid_depth_range)(g, n, &g_lo, &g_hi);
+    IRGRID_PIXELS_FN(p, irgrid_depth_range)(g, n, &g_lo, &g_hi);
     if (!(g_lo <= g_hi))  /* every depth NaN: the scalar path takes these points */
         return;
     /* both ends within [-4, 4], whatever side an infinite end is on: with one plane and align_corners,
@@ -269,11 +269,11 @@ static void IRGRID_FN(hold_planes)(const irgrid_grid_sample* p, const IRGRID_T* 
     if (held->lo == held->hi)
         held->lo = held->hi = a;
     if (a < held->lo) {
-        IRGRID_FN(irgrid_interleave_rows)(xb, channels, p->plane, dims, a, held->lo, scratch);
+        IRGRID_PIXELS_FN(p, irgrid_interleave_rows)(xb, channels, p->plane, dims, a, held->lo, scratch);
         held->lo = a;
     }
     if (b > held->hi) {
-        IRGRID_FN(irgrid_interleave_rows)(xb, channels, p->plane, dims, held->hi, b, scratch);
+        IRGRID_PIXELS_FN(p, irgrid_interleave_rows)(xb, channels, p->plane, dims, held->hi, b, scratch);
         held->hi = b;
     }
 }
@@ -380,7 +380,8 @@ static void IRGRID_FN(binned_span)(const irgrid_grid_sample* p, irgrid_index bat
                 IRGRID_FN(unbin_planes)(out, bins->chunk, bins->slot + (start - bins->first), n, c1 - c0, yb + start,
                                         points);
             else
-                IRGRID_FN(irgrid_unbin)(out, bins->slot + (start - bins->first), n, c1 - c0, yb + start, points);
+                IRGRID_PIXELS_FN(p, irgrid_unbin)(out, bins->slot + (start - bins->first), n, c1 - c0, yb + start,
+                                                  points);
         } else {
             IRGRID_FN(simd_span)(p, NULL, NULL, batch_index, start, start + n, c0, c1, scratch, planes ? NULL : held);
         }
@@ -420,7 +421,7 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
             IRGRID_PIXELS_FN(p, irgrid_interleave_plane2d)(x + (b * channels + c0) * plane, c1 - c0, plane, p->dims,
                                                            scratch);
         else if (rows)
-            IRGRID_FN(irgrid_rows_padding)(p->dims, scratch);
+            IRGRID_PIXELS_FN(p, irgrid_rows_padding)(p->dims, scratch);
         else
             IRGRID_PIXELS_FN(p, irgrid_interleave)(x + (b * channels + c0) * plane, c1 - c0, plane, plane, scratch);
         held->key = key + 1;
@@ -430,6 +431,30 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
         IRGRID_FN(binned_span)(p, b, p0, p1, c0, c1, scratch, held, bins);
     else
         IRGRID_FN(simd_span)(p, starts, steps, b, p0, p1, c0, c1, scratch, rows == 1 && p->rank == 3 ? held : NULL);
+}
+
+/* A shared row scratch's copy unit (grid_sample.c's shared_rows): planes [i * piece, (i + 1) * piece) of
+   channels [c0, c1) of item b, the first unit also the zero planes around them. (Each plane's copy also
+   writes the zero pixel after its last row, the next plane's first: two units may both write that zero.) */
+static void IRGRID_FN(copy_planes)(const irgrid_grid_sample* p, irgrid_index b, irgrid_index c0, irgrid_index c1,
+                                   irgrid_index i, IRGRID_T* scratch) {
+    const irgrid_index z0 = i * p->piece, z1 = z0 + p->piece < p->dims[0] ? z0 + p->piece : p->dims[0];
+    if (i == 0)
+        IRGRID_PIXELS_FN(p, irgrid_rows_padding)(p->dims, scratch);
+    IRGRID_PIXELS_FN(p, irgrid_interleave_rows)((const IRGRID_T*)p->data + (b * p->channels + c0) * p->plane, c1 - c0,
+                                                p->plane, p->dims, z0, z1, scratch);
+}
+
+/* A shared row scratch's sampling unit: span `span` of the bins' segment over channels [c0, c1), every
+   plane in place. */
+static void IRGRID_FN(shared_rows_span)(const irgrid_grid_sample* p, irgrid_index b, irgrid_index c0,
+                                        irgrid_index c1, irgrid_index span, const irgrid_bins* bins) {
+    irgrid_held all = {0, 0, 0};
+    const irgrid_index p0 = bins->first + span * p->span;
+    const irgrid_index p1 = p0 + p->span < bins->last ? p0 + p->span : bins->last;
+    all.hi = p->dims[0];
+    if (p0 < p1)
+        IRGRID_FN(binned_span)(p, b, p0, p1, c0, c1, (IRGRID_T*)bins->rows, &all, bins);
 }
 
 /* IRGRID_GS_SHARED's copy unit: pixels [start, start + piece) of channels [c0, c1) of item b into the
@@ -491,20 +516,25 @@ static void IRGRID_FN(run)(const irgrid_grid_sample* p, int phase, void* shared,
                                      (IRGRID_T*)shared, NULL);
         }
         return;
-    default:  /* IRGRID_GS_BINNED: per round (item b, segment k) the sort phase, then the units */
-        round = phase / 2;
+    default:  /* IRGRID_GS_BINNED: per round (item b, segment k(, group: shared_rows)) the sort phase (and the
+                 group's copy), then the units */
+        round = p->piece ? phase / 2 / p->groups : phase / 2;
+        c0 = p->piece ? phase / 2 % p->groups * p->lanes : 0;
+        c1 = c0 + p->lanes < p->channels ? c0 + p->lanes : p->channels;
         b = round / p->segments;
         first = round % p->segments * p->segment;
         last = first + p->segment < p->points ? first + p->segment : p->points;
         bins_layout(p, shared, worker, first, last, &bins);
-        if (phase % 2 == 0) {
-            for (u = begin; u < end; u++)
-                IRGRID_FN(sort_chunk)(p, (const IRGRID_T*)p->coords + b * p->points * p->rank, &bins, u);
-        } else {
-            for (u = begin; u < end; u++)
+        for (u = begin; u < end; u++)
+            if (phase % 2 == 1 && p->piece)
+                IRGRID_FN(shared_rows_span)(p, b, c0, c1, u, &bins);
+            else if (phase % 2 == 1)
                 IRGRID_FN(interleave_unit)(p, NULL, NULL, b * p->units_per_round + u, first, last, scratch, held,
                                            &bins);
-        }
+            else if (u >= bins.chunks)
+                IRGRID_FN(copy_planes)(p, b, c0, c1, u - bins.chunks, (IRGRID_T*)bins.rows);
+            else if (c0 == 0)  /* sorted once for every group */
+                IRGRID_FN(sort_chunk)(p, (const IRGRID_T*)p->coords + b * p->points * p->rank, &bins, u);
         return;
     }
 }

@@ -377,12 +377,11 @@ IRGRID_AVX512_INLINE void irgrid_transpose_ps16(__m512* r) {
 #undef IRGRID_AVX2
 #define IRGRID_AVX2 IRGRID_AVX512
 #include "simd_interleave.h"
-/* 2-D cubic's run over its row scratch too (irgrid_cubic2d_run_f32x16), the same sums per channel. 3-D
-   cubic keeps 8-channel pixels: its random grids are memory-bound, and twice the scratch per worker
-   took 1.16-1.39x the time there (benchmarks/README.md, "16-channel pixels for 2-D cubic"). */
-#define IRGRID_CUBIC_2D_ONLY 1
+/* Cubic's runs over its row scratch too (irgrid_cubic2d_run_f32x16, irgrid_cubic3d_run_f32x16 and its
+   binned outputs' irgrid_unbin_f32x16), the same sums per channel (benchmarks/README.md, "16-channel
+   pixels for 2-D cubic", "16-channel pixels for 3-D cubic"). */
 #include "simd_cubic.h"
-#undef IRGRID_CUBIC_2D_ONLY
+#include "simd_binning.h"
 #include "simd_cubic_points.h"
 #include "simd_nearest_points.h"
 #pragma pop_macro("IRGRID_AVX2")

@@ -2,6 +2,7 @@
    grid's points sorted by the tile they sample: tile keys of a chunk's points and its outputs put back
    in point order. */
 
+#if LANES != 16  /* (the 16-lane section takes only irgrid_unbin, for 3-D cubic's 16-channel pixels) */
 /* The tile keys of points [0, n) (coordinates g, n x rank, innermost first) into keys: per dim k
    (outermost first) floor(g * scale[k] + offset[k]) clamped to [0, tiles[k] - 1] (NaN at 0: the
    maximum of NaN and 0 is 0), the outermost dim's tile most significant. */
@@ -30,6 +31,7 @@ static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, irgrid_index n, irgri
         }
     }
 }
+#endif
 
 /* Outputs of n points stored by point (out + j * LANES: the point in bin position j) back in point
    order: point i (bin position slot[i]) into y + c * y_cstride + i for its first `channels` channels;

@@ -308,9 +308,7 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic2d_run)(const FT* s, const FT* g
     return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, 0, 2, dims, padding, align, fallback);
 }
 
-/* 3-D cubic's own row scratch and run: compiled for 8-channel pixels only (with 16-channel ones its
-   random grids took longer, simd.h). */
-#if !IRGRID_CUBIC_2D_ONLY
+/* 3-D cubic's own row scratch and run. */
 /* The zero planes of that scratch (dims D, H, W of (D + 7) * (H + 3) * (W + 3) pixels): the 3 before
    the volume's planes and the 4 after them. */
 static IRGRID_AVX2 void SFX(irgrid_rows_padding)(const irgrid_index* dims, FT* s) {
@@ -387,4 +385,3 @@ static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g
         irgrid_index* fallback) {
     return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, by_point, 3, dims, padding, align, fallback);
 }
-#endif

@@ -82,7 +82,7 @@ cdef extern from "grid_sample.h":
         irgrid_index points
         irgrid_schedule schedule
         int path, rows, pixel, per_call
-        irgrid_index lanes
+        irgrid_index lanes, piece
     int irgrid_grid_sample_simd_available() noexcept nogil
     int irgrid_grid_sample_gathers_pay() noexcept nogil
     int irgrid_grid_sample_wide_available() noexcept nogil

@@ -405,10 +405,11 @@ cdef class SamplePlan:
         """The path a call with `num_threads` threads takes under the current policies: "blocks" (the
         scalar path), "gather", "items" (a batch of one-channel items as one run), or "interleaved",
         "shared" (one scratch for the workers) or "binned" with its pixels' channels and, for cubic's row
-        scratch, "rows" ("interleaved 16 rows"); " points" where 2-D nearest of a few channels runs by
-        points (the plan's `pixel`: "gather points", "interleaved 2 points"). Where the path depends on
-        the grid's values (2-D nearest by points: "shared 2 points" on a local grid), on `coords` (as a
-        call takes them; without it, as for a scattered grid).
+        scratch, "rows" ("interleaved 16 rows"; binned with one row scratch for the workers: "binned 16
+        rows shared"); " points" where 2-D nearest of a few channels runs by points (the plan's `pixel`:
+        "gather points", "interleaved 2 points"). Where the path depends on the grid's values (2-D nearest
+        by points: "shared 2 points" on a local grid; 3-D cubic's pixels and shared row scratch on a
+        scattered one), on `coords` (as a call takes them; without it, as for a scattered grid).
         For tests: the paths give the same bits (cubic's row runs excepted), so only this tells them
         apart."""
         cdef irgrid_grid_sample p = self.problem
@@ -421,7 +422,8 @@ cdef class SamplePlan:
         name = {IRGRID_GS_BLOCKS: "blocks", IRGRID_GS_GATHER: "gather", IRGRID_GS_ITEMS: "items",
                 IRGRID_GS_INTERLEAVE: "interleaved", IRGRID_GS_BINNED: "binned", IRGRID_GS_SHARED: "shared"}[p.path]
         if p.path in (IRGRID_GS_INTERLEAVE, IRGRID_GS_BINNED, IRGRID_GS_SHARED):
-            return f"{name} {p.lanes}" + (" rows" if p.rows else "") + (" points" if p.pixel else "")
+            return (f"{name} {p.lanes}" + (" rows" if p.rows else "") + (" points" if p.pixel else "")
+                    + (" shared" if p.path == IRGRID_GS_BINNED and p.piece else ""))
         return name + (" points" if p.pixel else "")
 
     def __call__(self, x, coords, out=None, int num_threads=1):

@@ -53,8 +53,8 @@ def interleaved():
 @pytest.fixture(params=["never", "always"], ids=["8-channel pixels", "16-channel pixels"])
 def pixels(request):
     """The interleaved runs' f32 pixels: 8 channels, or (with the avx512 policy "always", on a CPU with
-    AVX-512; elsewhere 8 again) 16, 2-D cubic's row scratch included; 3-D cubic's keeps 8 (cubic of one
-    to three channels with zeros or border padding: one channel a pixel)."""
+    AVX-512; elsewhere 8 again) 16, cubic's row scratches included (cubic of one to three channels: one
+    channel a pixel)."""
     was = sampling.use_avx512(request.param)
     yield request.param
     sampling.use_avx512(was)
@@ -135,7 +135,7 @@ def test_threads_and_spans_bitwise_identical(batch, channels, rank, mode, dtype,
 @DTYPES
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("padding", PADDINGS)
-def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dtype):
+def test_3d_cubic_every_channel_count_matches_onnx_reference(padding, align, dtype, pixels):
     """Channel counts 1..17 (channels are independent: the reference runs once on 17). Border keeps
     every coordinate within the pixel range, where onnx.reference's clamping changes nothing."""
     for i in range(3):
@@ -303,7 +303,7 @@ def test_cubic_one_channel_pixels_bitwise_as_8(dims, align, padding):
     grid.reshape(-1, rank)[100::97, rng.integers(0, rank)] = SPECIALS[rng.integers(0, len(SPECIALS))]
     x, grid = x.astype(np.float32), grid.astype(np.float32)
     x[:, 3] = np.where(rng.random(dims) < 0.5, np.inf, np.nan)
-    assert sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, align).route(2).endswith("8 rows")
+    assert " 8 rows" in sample_plan(x.shape, grid.shape, np.float32, "cubic", padding, align).route(2)
     rows8 = sample(x, grid, "cubic", padding, align, 2)
     was = sampling.use_avx512("auto"), sampling.use_binning("auto")
     try:
@@ -524,7 +524,7 @@ def test_nearest_by_points_shares_a_scratch_on_local_grids(align, padding):
 
 @DTYPES
 @pytest.mark.parametrize("padding", PADDINGS)
-def test_3d_cubic_streams_a_large_output(padding, dtype):
+def test_3d_cubic_streams_a_large_output(padding, dtype, pixels):
     """A channel group's output of 1 MiB or more whose planes start on 64-byte lines (a fresh
     output's) goes out a pair of blocks at a time with non-temporal stores, binned or not
     (simd_gather_body.h, IRGRID_STREAM_MIN_BYTES): bitwise the values regular stores write into an
@@ -654,7 +654,7 @@ def test_cubic_reflection_far_outside_reads_nothing(rank, axis, coordinate, dtyp
 
 @DTYPES
 @pytest.mark.parametrize("batch,channels", [(1, 8), (3, 17)])
-def test_3d_cubic_threads_and_spans_bitwise_identical(batch, channels, dtype):
+def test_3d_cubic_threads_and_spans_bitwise_identical(batch, channels, dtype, pixels):
     rng = keyed_rng("threads-cubic3d", batch, channels)
     x = rng.uniform(-1, 1, (batch, channels, 9, 10, 11)).astype(dtype)
     grid = rng.uniform(-1.1, 1.1, (batch, 3001, 1, 1, 3)).astype(dtype)
@@ -667,7 +667,7 @@ def test_3d_cubic_threads_and_spans_bitwise_identical(batch, channels, dtype):
 @DTYPES
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
-def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype):
+def test_3d_cubic_binned_points_bitwise_identical(padding, align, dtype, pixels):
     """3-D cubic's binned run (a scattered grid's points in tile order, then put back: binning.pxd)
     gives every point the same bits as the unbinned run: random and special coordinates (the scalar
     path's points written by point), two items, a partial channel group, more points than one binning
@@ -737,7 +737,7 @@ def test_3d_cubic_binned_in_taller_tiles_bitwise_identical(dtype):
 
 
 @pytest.mark.parametrize("channels, threads", [(19, 2), (19, 3), (24, 2)])
-def test_3d_cubic_binned_groups_share_sorted_chunks_bitwise_identical(channels, threads):
+def test_3d_cubic_binned_groups_share_sorted_chunks_bitwise_identical(channels, threads, pixels):
     """A scattered grid with several channel groups, batch items and threads, judged scattered by the
     default policy: each chunk of an item's points is sorted once (sampling.pyx's sort_chunk) and
     sampled by every group's units, on any thread. The same bits as unbinned, with a partial last
@@ -754,10 +754,11 @@ def test_3d_cubic_binned_groups_share_sorted_chunks_bitwise_identical(channels, 
     assert binned.tobytes() == plain.tobytes()
 
 
-def test_3d_cubic_binned_segments_bitwise_identical():
+def test_3d_cubic_binned_segments_bitwise_identical(pixels):
     """More points than one binning segment holds (sampling.pyx's BIN_SEGMENT, 2**20: each item's points
     are sorted and sampled a segment at a time, so that the sort's buffers stay bounded): binned, the
-    same bits as unbinned, at 1 and 2 threads."""
+    same bits as unbinned, at 1 and 2 threads (in 16-channel pixels one group for two workers, its row
+    scratch shared: rounds per segment and group)."""
     rng = keyed_rng("binned-segments")
     x = rng.uniform(-1, 1, (1, 9, 5, 6, 7)).astype(np.float32)
     grid = rng.uniform(-1.1, 1.1, (1, (1 << 20) + 40000, 1, 1, 3)).astype(np.float32)
@@ -770,6 +771,91 @@ def test_3d_cubic_binned_segments_bitwise_identical():
         sampling.use_binning(was)
     assert binned[0].tobytes() == plain.tobytes()
     assert binned[1].tobytes() == plain.tobytes()
+
+
+def _smooth_3d_grid(rng, shape: tuple) -> np.ndarray:
+    """A smooth warp of normalised coordinates (batch, D, H, W, 3) over [-1.05, 1.05], on multiples of 1/16."""
+    axes = [np.linspace(-1, 1, n) for n in shape[1:4]]
+    z, y, x = np.meshgrid(*axes, indexing="ij")
+    base = np.stack([x, y, z], -1)
+    warp = base + 0.05 * np.sin(3 * base[..., ::-1]) + 0.01 * rng.standard_normal(base.shape)
+    return np.broadcast_to(np.round(warp * 16) / 16, shape).copy()
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_3d_cubic_16_channel_pixels_bitwise_as_8(padding):
+    """On a CPU with AVX-512, 3-D cubic of more than 8 f32 channels runs over a row scratch of 16-channel
+    pixels by default where it is within 8 MiB (grid_sample.c's wide_pixels): every channel's sums are
+    those of 8-channel pixels, so bitwise the same outputs, binned or not, at 1 to 3 threads (with fewer
+    groups than threads the binned run's row scratch is shared), on a smooth and a random grid, with 17
+    channels (a group of 1) and 12 (one partial group), special coordinates among the points; the
+    ordinary ones against onnx.reference."""
+    if not sampling.avx512_available():
+        pytest.skip("16-channel pixels need AVX-512")
+    rng = keyed_rng("cubic3d-wide", padding)
+    x = rng.uniform(-1, 1, (2, 17, 9, 10, 11))
+    grids = {"random": dyadic(rng, (2, 7, 9, 13, 3), 1.3, oracle_step(3, "cubic")),
+             "smooth": _smooth_3d_grid(rng, (2, 7, 9, 13, 3))}
+    was = sampling.use_avx512("auto"), sampling.use_binning("auto")
+    try:
+        for kind, grid in grids.items():
+            if padding == "border":  # within the pixel range, as onnx.reference's clamping needs (above)
+                edge = 1 - 1 / np.array(x.shape[:1:-1], float)
+                grid = np.clip(grid, -edge, edge)
+            expected = np.moveaxis(run_onnx_reference(x, grid[:, :2], "cubic", padding, False), 1, -1)
+            ordinary = np.ones(grid.shape[:-1], bool)
+            ordinary.reshape(-1)[100::97] = False
+            grid = grid.astype(np.float32)
+            grid.reshape(-1, 3)[100::97, rng.integers(0, 3)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+            for channels in (17, 12):
+                xc = x[:, :channels].astype(np.float32)
+                sampling.use_avx512("never")
+                narrow = sample(xc, grid, "cubic", padding, False, 2)
+                sampling.use_avx512("auto")
+                assert sample_plan(xc.shape, grid.shape, np.float32, "cubic", padding, False).route(
+                    1, grid) == "binned 16 rows"
+                for binning in ("never", "auto", "always"):
+                    sampling.use_binning(binning)
+                    for threads in (1, 2, 3):
+                        wide = sample(xc, grid, "cubic", padding, False, threads)
+                        assert same_bits(wide, narrow), (kind, channels, binning, threads)
+                sampling.use_binning("auto")
+                np.testing.assert_allclose(np.moveaxis(wide[:, :, :2], 1, -1)[ordinary[:, :2]],
+                                           expected[..., :channels][ordinary[:, :2]], **TOLERANCES[np.float32],
+                                           err_msg=f"{kind} C={channels}")
+    finally:
+        sampling.use_avx512(was[0])
+        sampling.use_binning(was[1])
+
+
+def test_3d_cubic_large_row_scratch_by_grid():
+    """Past 8 MiB of 16-channel pixels (X 1x17x30x64x64: 10.6 MiB a group) 3-D cubic takes them by default
+    only on a smooth grid, and a scattered grid's binned run shares its row scratch among the workers where
+    each would hold a group past 8 MiB (or where the groups are fewer than the workers): the plan judges the
+    grid on every call, so one plan called on either in turn gives each call's bits as a fresh plan of
+    8-channel pixels does, at 2 and 4 threads; 16-channel pixels forced on the random grid too."""
+    if not sampling.avx512_available():
+        pytest.skip("16-channel pixels need AVX-512")
+    rng = keyed_rng("cubic3d-large-wide")
+    x = rng.uniform(-1, 1, (1, 17, 30, 64, 64)).astype(np.float32)
+    grids = {"smooth": _smooth_3d_grid(rng, (1, 8, 32, 32, 3)).astype(np.float32),
+             "random": rng.uniform(-1.1, 1.1, (1, 8, 32, 32, 3)).astype(np.float32)}
+    routes = {("smooth", 2): "binned 16 rows", ("random", 2): "binned 8 rows",  # (three groups of 8)
+              ("smooth", 4): "binned 16 rows", ("random", 4): "binned 8 rows shared"}
+    was = sampling.use_avx512("never")
+    try:
+        narrow = {kind: sample(x, grid, "cubic", "zeros", False, 2) for kind, grid in grids.items()}
+        sampling.use_avx512("auto")
+        plan = sample_plan(x.shape, grids["smooth"].shape, np.float32, "cubic", "zeros", False)
+        for threads in (2, 4):
+            for kind in ("smooth", "random", "smooth"):
+                assert plan.route(threads, grids[kind]) == routes[kind, threads]
+                assert same_bits(plan(x, grids[kind], None, threads), narrow[kind]), (kind, threads)
+        sampling.use_avx512("always")
+        assert plan.route(2, grids["random"]) == "binned 16 rows shared"
+        assert same_bits(plan(x, grids["random"], None, 2), narrow["random"])
+    finally:
+        sampling.use_avx512(was)
 
 
 # Bands of pixel coordinates along the outermost spatial dim (16 pixels: rows in 2-D, planes in 3-D) of
