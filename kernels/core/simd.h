@@ -95,7 +95,8 @@ static inline void irgrid_items_advance(irgrid_items* items, irgrid_index lanes)
     }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* (IRGRID_NO_X86_SIMD: the portable build other CPUs get, on x86 too: tests/kernels/test_core_c.py) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(IRGRID_NO_X86_SIMD)
 #define IRGRID_SIMD_X86 1
 #include <immintrin.h>
 #define IRGRID_AVX2 __attribute__((target("avx2,fma")))
@@ -550,6 +551,15 @@ static void irgrid_interleave_plane2d_f32x16(const float* x, irgrid_index channe
 static irgrid_index irgrid_cubic2d_run_f32x16(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
         irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_cubic3d_run_f32x16(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) { return -1; }
+static void irgrid_rows_padding_f32x16(const irgrid_index* dims, float* s) {}
+static void irgrid_depth_range_f32x16(const float* g, irgrid_index n, float* lo, float* hi) { *lo = *hi = 0; }
+static void irgrid_interleave_rows_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        const irgrid_index* dims, irgrid_index z0, irgrid_index z1, float* s) {}
+static void irgrid_unbin_f32x16(const float* out, const int* slot, irgrid_index n, irgrid_index channels, float* y,
+        irgrid_index y_cstride) {}
 static irgrid_index irgrid_interleaved_sample_f32x16(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
