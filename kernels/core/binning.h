@@ -29,6 +29,10 @@ extern "C" {
 
 #define IRGRID_BIN_SAMPLE 1024  /* points irgrid_scattered looks at (a multiple of the vector width) */
 
+/* The order of a tile key's dims irgrid_scattered judges by (simd_binning.h's irgrid_tile_keys): the
+   outermost most significant. */
+static const int irgrid_dims_in_order[3] = {0, 1, 2};
+
 /* Tiles along each dim (x_size pixels along rows; `rows` rows, or the fewest of 2, 4, 8, ... times as
    many that keep the tiles within `most`; `planes` along the others; taps from 2 pixels before to 2 after
    the volume) and the map from a normalised coordinate g to its tile, floor(g * scale + offset)

@@ -223,9 +223,11 @@ static int scattered_grid(irgrid_grid_sample* p) {
         return 1;
     row_tiles(p);
     if (p->dtype == IRGRID_F32)
-        irgrid_tile_keys_f32((const float*)p->coords, m, p->rank, p->scale, p->offset, p->tiles, keys);
+        irgrid_tile_keys_f32((const float*)p->coords, m, p->rank, p->scale, p->offset, p->tiles, irgrid_dims_in_order,
+                             keys);
     else
-        irgrid_tile_keys_f64((const double*)p->coords, m, p->rank, p->scale, p->offset, p->tiles, keys);
+        irgrid_tile_keys_f64((const double*)p->coords, m, p->rank, p->scale, p->offset, p->tiles,
+                             irgrid_dims_in_order, keys);
     return irgrid_scattered(keys, m, p->tiles[p->rank - 2], p->tiles[p->rank - 1], p->judge_rows);
 }
 
@@ -490,7 +492,7 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     irgrid_schedule* s = &p->schedule;
     const irgrid_index bin_segment = min_index(p->points, BIN_SEGMENT);
     irgrid_index items = p->batch, segment = p->points, span, n_units;
-    int binned = 0, shared = 0;
+    int binned = 0, shared = 0, rows_outer;
     p->groups = ceil_div(p->channels, p->lanes);
     p->scratch_items = (scratch_pixels(p) * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
     if (shared_large(p, p->scratch_items * itemsize) || shared_pixels(p))
@@ -501,6 +503,17 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
                                        p->tiles, p->scale, p->offset, &p->judge_rows);
         else
             p->n_tiles = row_tiles(p);
+        /* A sorted chunk runs tile by tile, its key's most significant dim outermost: planes, each step
+           reading 4 planes of rows; in 16-channel pixels, where the volume has fewer planes than rows, rows,
+           each step 4 rows of every plane. On Zen 5 (random grids, 1 and 2 threads) that took 0.85-0.99x
+           the time of planes outermost (X 1x16x32x64x64: 0.89-0.94x; its 4 planes of 64-byte pixels are
+           1.15 MB, past a core's 1 MiB of L2, its 4 rows 0.67 MB); 8-channel pixels 0.97-1.03x, so they
+           keep planes outermost, as their rows' prefetch (irgrid_prefetch_last_rows) was measured with
+           (benchmarks/README.md, "16-channel pixels for 3-D cubic"). */
+        rows_outer = p->rows == 1 && p->lanes == 16 && p->dims[0] + 7 < p->dims[1] + 3;
+        p->key_order[0] = rows_outer;
+        p->key_order[1] = !rows_outer;
+        p->key_order[2] = 2;
         if (p->n_tiles <= BIN_CAPACITY  /* else even tiles of every row outnumber a chunk's points */
             && (p->rows == 1 || points_bins_pay(p, bin_chunk_of(unit_span(p, 1, p->groups, bin_segment))))) {
             binned = 1;

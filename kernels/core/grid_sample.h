@@ -103,10 +103,12 @@ typedef struct irgrid_grid_sample {
     int pixel;                                /* 2-D nearest by points (simd_nearest_points.h): floats a
                                                  pixel, 1 (X's own planes: the gather path) or 2 or 4 (the
                                                  interleaved path's scratch); 0: not this run */
-    irgrid_index piece;                       /* shared: pixels a copy unit copies */
+    irgrid_index piece;                       /* shared: pixels a copy unit copies; binned: planes (a row
+                                                 scratch for all the workers), 0: a scratch a worker */
     irgrid_index bin_chunk, n_tiles, judge_rows;       /* binned */
     irgrid_index tiles[3];
     double scale[3], offset[3];
+    int key_order[3];                         /* binned: the dims of a tile's key, most significant first */
     irgrid_index slot_bytes, coords_bytes, counts_bytes, out_bytes;
     irgrid_schedule schedule;
 } irgrid_grid_sample;

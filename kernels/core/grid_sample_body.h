@@ -331,14 +331,17 @@ static void IRGRID_FN(sort_chunk)(const irgrid_grid_sample* p, const IRGRID_T* g
     n = bins->chunk < n ? bins->chunk : n;
     m = n < IRGRID_BIN_SAMPLE ? n : IRGRID_BIN_SAMPLE;
     g += (bins->first + at) * rank;
-    IRGRID_FN(irgrid_tile_keys)(g, m, rank, p->scale, p->offset, p->tiles, slot);
+    IRGRID_FN(irgrid_tile_keys)(g, m, rank, p->scale, p->offset, p->tiles, irgrid_dims_in_order, slot);
     bins->sorted[i] = p->binning == IRGRID_POLICY_ALWAYS
                       || irgrid_scattered(slot, m, p->tiles[rank - 2], p->tiles[rank - 1], p->judge_rows);
-    if (bins->sorted[i]) {
-        IRGRID_FN(irgrid_tile_keys)(g + m * rank, n - m, rank, p->scale, p->offset, p->tiles, slot + m);
-        IRGRID_FN(irgrid_sort_by_tile)(g, n, p->n_tiles, bins->counts, slot, (int*)bins->out,
-                                       (IRGRID_T*)bins->coords + at * rank);
-    }
+    if (!bins->sorted[i])
+        return;
+    if (p->key_order[0] == 0)  /* the judged keys' order: they serve */
+        IRGRID_FN(irgrid_tile_keys)(g + m * rank, n - m, rank, p->scale, p->offset, p->tiles, p->key_order, slot + m);
+    else
+        IRGRID_FN(irgrid_tile_keys)(g, n, rank, p->scale, p->offset, p->tiles, p->key_order, slot);
+    IRGRID_FN(irgrid_sort_by_tile)(g, n, p->n_tiles, bins->counts, slot, (int*)bins->out,
+                                   (IRGRID_T*)bins->coords + at * rank);
 }
 
 /* A sorted chunk's outputs over one-channel pixels (binned_span: a plane a channel in out, `stride` apart,

@@ -534,9 +534,9 @@ static irgrid_index irgrid_cubic3d_run_f64(const double* s, const double* g, dou
         irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align, irgrid_index* fallback)
         { return -1; }
 static void irgrid_tile_keys_f32(const float* g, irgrid_index n, irgrid_index rank, const double* scale,
-        const double* offset, const irgrid_index* tiles, int* keys) {}
+        const double* offset, const irgrid_index* tiles, const int* order, int* keys) {}
 static void irgrid_tile_keys_f64(const double* g, irgrid_index n, irgrid_index rank, const double* scale,
-        const double* offset, const irgrid_index* tiles, int* keys) {}
+        const double* offset, const irgrid_index* tiles, const int* order, int* keys) {}
 static void irgrid_unbin_f32(const float* out, const int* slot, irgrid_index n, irgrid_index channels, float* y,
         irgrid_index y_cstride) {}
 static void irgrid_unbin_f64(const double* out, const int* slot, irgrid_index n, irgrid_index channels, double* y,

@@ -5,19 +5,21 @@
 #if LANES != 16  /* (the 16-lane section takes only irgrid_unbin, for 3-D cubic's 16-channel pixels) */
 /* The tile keys of points [0, n) (coordinates g, n x rank, innermost first) into keys: per dim k
    (outermost first) floor(g * scale[k] + offset[k]) clamped to [0, tiles[k] - 1] (NaN at 0: the
-   maximum of NaN and 0 is 0), the outermost dim's tile most significant. */
+   maximum of NaN and 0 is 0), dim order[0]'s tile most significant, then order[1]'s, ... */
 static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, irgrid_index n, irgrid_index rank, const double* scale,
-                                              const double* offset, const irgrid_index* tiles, int* keys) {
+                                              const double* offset, const irgrid_index* tiles, const int* order,
+                                              int* keys) {
     FT coords[3][LANES];
     VF t, gk[3];
     VI key;
     int tail[LANES];
-    irgrid_index p, k, m;
+    irgrid_index p, j, k, m;
     for (p = 0; p < n; p += LANES) {
         m = n - p < LANES ? n - p : LANES;
         SFX(irgrid_lane_coords)(g, p, m, rank, gk, coords);
         key = ISET1(0);
-        for (k = 0; k < rank; k++) {  /* dim k outermost first; the grid lists innermost first */
+        for (j = 0; j < rank; j++) {  /* dim k outermost first; the grid lists innermost first */
+            k = order[j];
             t = FMADD(gk[rank - 1 - k], SET1((FT)scale[k]), SET1((FT)offset[k]));
             t = VMIN(VMAX(t, ZERO()), SET1((FT)(tiles[k] - 1)));
             key = IADD(IMUL(key, ISET1((int)tiles[k])), TOINT(FLOOR(t)));
@@ -26,8 +28,8 @@ static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, irgrid_index n, irgri
             ISTOREU(keys + p, key);
         } else {
             ISTOREU(tail, key);
-            for (k = 0; k < m; k++)
-                keys[p + k] = tail[k];
+            for (j = 0; j < m; j++)
+                keys[p + j] = tail[j];
         }
     }
 }

@@ -782,18 +782,19 @@ def _smooth_3d_grid(rng, shape: tuple) -> np.ndarray:
     return np.broadcast_to(np.round(warp * 16) / 16, shape).copy()
 
 
+@pytest.mark.parametrize("dims", [(9, 10, 11), (3, 12, 11)], ids=str)
 @pytest.mark.parametrize("padding", PADDINGS)
-def test_3d_cubic_16_channel_pixels_bitwise_as_8(padding):
+def test_3d_cubic_16_channel_pixels_bitwise_as_8(padding, dims):
     """On a CPU with AVX-512, 3-D cubic of more than 8 f32 channels runs over a row scratch of 16-channel
     pixels by default where it is within 8 MiB (grid_sample.c's wide_pixels): every channel's sums are
-    those of 8-channel pixels, so bitwise the same outputs, binned or not, at 1 to 3 threads (with fewer
-    groups than threads the binned run's row scratch is shared), on a smooth and a random grid, with 17
-    channels (a group of 1) and 12 (one partial group), special coordinates among the points; the
-    ordinary ones against onnx.reference."""
+    those of 8-channel pixels, so bitwise the same outputs, binned or not (by planes outermost, or with
+    fewer planes than rows by rows), at 1 to 3 threads (with fewer groups than threads the binned run's
+    row scratch is shared), on a smooth and a random grid, with 17 channels (a group of 1) and 12 (one
+    partial group), special coordinates among the points; the ordinary ones against onnx.reference."""
     if not sampling.avx512_available():
         pytest.skip("16-channel pixels need AVX-512")
-    rng = keyed_rng("cubic3d-wide", padding)
-    x = rng.uniform(-1, 1, (2, 17, 9, 10, 11))
+    rng = keyed_rng("cubic3d-wide", padding, dims)
+    x = rng.uniform(-1, 1, (2, 17, *dims))
     grids = {"random": dyadic(rng, (2, 7, 9, 13, 3), 1.3, oracle_step(3, "cubic")),
              "smooth": _smooth_3d_grid(rng, (2, 7, 9, 13, 3))}
     was = sampling.use_avx512("auto"), sampling.use_binning("auto")
