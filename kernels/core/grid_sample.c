@@ -51,7 +51,7 @@ typedef struct {
     int* slot;     /* shared, per point of the segment: its position in its chunk's tile order */
     void* coords;  /* shared: the segment's coordinates, each chunk's in tile order */
     char* sorted;  /* shared, per chunk: whether it was judged scattered, so sorted */
-    void* rows;    /* shared: the row scratch of a round's group (shared_rows), else NULL */
+    void* rows;    /* shared: the row scratch of a round's group (rows_shared), else NULL */
     int* counts;   /* the worker's: n_tiles ints for irgrid_sort_by_tile */
     void* out;     /* the worker's: a chunk's outputs in tile order, a pixel each */
 } irgrid_bins;
@@ -133,12 +133,14 @@ static irgrid_index scratch_pixels(const irgrid_grid_sample* p) {
     return p->rows ? row_pixels(p->rank, p->dims) : p->plane + 1;
 }
 
-/* The bins of segment [first, last) in `shared` (slot, coordinates, sorted flags) and `worker` (after
-   the header and the interleaved scratch: counts, outputs). */
+/* The bins of segment [first, last) in `shared` (slot, coordinates, sorted flags; a row scratch for all
+   the workers, rows_shared) and `worker` (after the header and its own interleaved scratch, if any:
+   counts, outputs). */
 static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker, irgrid_index first,
                         irgrid_index last, irgrid_bins* bins) {
     char* s = (char*)shared;
-    char* w = (char*)worker + IRGRID_WORKER_HEADER + (p->piece ? 0 : p->scratch_items * (p->dtype == IRGRID_F32 ? 4 : 8));
+    const irgrid_index scratch = p->piece ? 0 : p->scratch_items * (p->dtype == IRGRID_F32 ? 4 : 8);  /* its own */
+    char* w = (char*)worker + IRGRID_WORKER_HEADER + scratch;
     bins->first = first;
     bins->last = last;
     bins->chunk = p->bin_chunk;
@@ -480,8 +482,8 @@ static int points_bins_pay(const irgrid_grid_sample* p, irgrid_index chunk) {
    random grids) X 1x16x32x64x64 in 16-channel pixels took 0.57-0.59x the time of a scratch a worker,
    two groups of them (X 1x32x32x64x64, 11.2 MB each) 0.62x. 8-channel pixels (5.6 MB a group): one group
    for two workers 1.00x (in half the memory), a group to each worker 1.04-1.07x, so those keep a scratch
-   a worker (benchmarks/README.md, "16-channel pixels for 3-D cubic"). A smooth grid's chunks are not sorted: each
-   worker copies only the planes its own points read, just before reading them (hold_planes). */
+   a worker (benchmarks/README.md, "16-channel pixels for 3-D cubic"). A smooth grid's chunks are not
+   sorted: each worker copies only the planes its own points read, just before reading them (hold_planes). */
 static int rows_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
     return p->rows == 1 && p->threads > 1
            && (p->groups < (irgrid_index)p->threads || p->scratch_items * itemsize > INTERLEAVE_MAX_BYTES)

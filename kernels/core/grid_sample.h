@@ -14,7 +14,8 @@
    pixel; from a few channels on), for planes past its 8 MiB the same with one scratch shared by the
    workers (IRGRID_GS_SHARED: per item and group a copy phase, then the sampling phase:
    schedule.rounds), and, for 3-D cubic on a grid, the interleaved path with points binned by tile (a
-   sort phase, then the units, per item and segment of points: schedule.rounds). A point's result
+   sort phase, then the units, per item and segment of points: schedule.rounds; on a scattered grid
+   per group too, the workers sharing one row scratch the sort phase copies in). A point's result
    depends only on its coordinates and the path, never on the blocking or the worker count. */
 #ifndef IRGRID_GRID_SAMPLE_H
 #define IRGRID_GRID_SAMPLE_H

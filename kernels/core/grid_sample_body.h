@@ -436,7 +436,7 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
         IRGRID_FN(simd_span)(p, starts, steps, b, p0, p1, c0, c1, scratch, rows == 1 && p->rank == 3 ? held : NULL);
 }
 
-/* A shared row scratch's copy unit (grid_sample.c's shared_rows): planes [i * piece, (i + 1) * piece) of
+/* A shared row scratch's copy unit (grid_sample.c's rows_shared): planes [i * piece, (i + 1) * piece) of
    channels [c0, c1) of item b, the first unit also the zero planes around them. (Each plane's copy also
    writes the zero pixel after its last row, the next plane's first: two units may both write that zero.) */
 static void IRGRID_FN(copy_planes)(const irgrid_grid_sample* p, irgrid_index b, irgrid_index c0, irgrid_index c1,
@@ -519,7 +519,7 @@ static void IRGRID_FN(run)(const irgrid_grid_sample* p, int phase, void* shared,
                                      (IRGRID_T*)shared, NULL);
         }
         return;
-    default:  /* IRGRID_GS_BINNED: per round (item b, segment k(, group: shared_rows)) the sort phase (and the
+    default:  /* IRGRID_GS_BINNED: per round (item b, segment k(, group: rows_shared)) the sort phase (and the
                  group's copy), then the units */
         round = p->piece ? phase / 2 / p->groups : phase / 2;
         c0 = p->piece ? phase / 2 % p->groups * p->lanes : 0;
