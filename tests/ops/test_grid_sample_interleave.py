@@ -773,6 +773,37 @@ def test_3d_cubic_binned_segments_bitwise_identical(pixels):
     assert binned[1].tobytes() == plain.tobytes()
 
 
+@DTYPES
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_3d_cubic_shared_row_scratch_bitwise_as_a_scratch_a_worker(padding, dtype):
+    """A scattered grid's binned run over one channel group (f64: 4 channels a pixel; f32: 5 to 8 channels)
+    at 2 and 3 threads shares one row scratch among the workers (per round the group's planes copied in
+    pieces, then its spans): the same bits as 1 thread (a scratch of its own) and as unbinned, two items,
+    special coordinates among the points; ordinary ones against onnx.reference."""
+    rng = keyed_rng("rows-shared", padding, dtype)
+    channels = 4 if dtype == np.float64 else 6
+    x = rng.uniform(-1, 1, (2, channels, 7, 9, 10))
+    grid = dyadic(rng, (2, 5000, 1, 1, 3), 1.2, oracle_step(3, "cubic"))
+    if padding == "border":  # within the pixel range, as onnx.reference's clamping needs (above)
+        edge = 1 - 1 / np.array(x.shape[:1:-1], float)
+        grid = np.clip(grid, -edge, edge)
+    expected = run_onnx_reference(x, grid[:, :200], "cubic", padding, False)
+    grid[:, 300::97, 0, 0, rng.integers(0, 3)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    x, grid = x.astype(dtype), grid.astype(dtype)
+    plan = sample_plan(x.shape, grid.shape, dtype, "cubic", padding, False)
+    lanes = 4 if dtype == np.float64 else 8
+    assert plan.route(2, grid) == f"binned {lanes} rows shared" and plan.route(1, grid) == f"binned {lanes} rows"
+    one = plan(x, grid, None, 1)
+    for threads in (2, 3):
+        assert same_bits(plan(x, grid, None, threads), one), threads
+    was = sampling.use_binning("never")
+    try:
+        assert same_bits(sample(x, grid, "cubic", padding, False, 2), one)
+    finally:
+        sampling.use_binning(was)
+    np.testing.assert_allclose(one[:, :, :200], expected, **TOLERANCES[dtype])
+
+
 def _smooth_3d_grid(rng, shape: tuple) -> np.ndarray:
     """A smooth warp of normalised coordinates (batch, D, H, W, 3) over [-1.05, 1.05], on multiples of 1/16."""
     axes = [np.linspace(-1, 1, n) for n in shape[1:4]]
