@@ -389,9 +389,9 @@ IRGRID_AVX2_INLINE void irgrid_prefetch_pairs(const float* xc, const int* top, c
    PAIRS_BATCH): 4 (64 points) on AMD's family 0x19, of which Zen 4 runs this 512-bit code, else 8.
    On Zen 4 (2-D bilinear and 3-D trilinear of one to three channels, `ab.py --paired`, 30 pairs) 4 blocks
    took 0.94-0.97x the time of 8 on random grids at 2 threads and 0.94-0.99x at 1 thread, 0.98-1.03x on
-   smooth ones; 2 blocks 0.96-1.12x, 16 blocks 1.04-1.07x. 8 was chosen on Zen 5, where 16 took
-   1.04-1.08x and 4 0.97-1.1x (benchmarks/README.md, "Zen 4 again: the build since run 96, 16-channel
-   pixels, the pair run's batch"). Not measured on Intel cores, which keep 8. */
+   smooth ones; 2 blocks 0.96-1.12x, 16 blocks 1.04-1.07x (benchmarks/README.md, "Zen 4 again: the build
+   since run 96, 16-channel pixels, the pair run's batch"). 8 was chosen on Zen 5 (simd_pairs.h's
+   PAIRS_BATCH says how); not measured on Intel cores, which keep it. */
 static inline int irgrid_pair_run_blocks(void) {
     return irgrid_cpu_amd_family() == 0x19 ? IRGRID_PAIRS_BLOCKS / 4 : IRGRID_PAIRS_BLOCKS / 2;
 }
