@@ -324,21 +324,31 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
     return p->gathers == IRGRID_POLICY_NEVER || (p->gathers == IRGRID_POLICY_AUTO && !irgrid_grid_sample_gathers_pay());
 }
 
-/* Floats a pixel of 2-D nearest by points (simd_nearest_points.h; the plan's `pixel`), 0 where that run is
-   not taken: f32 of one to NEAREST_POINTS_CHANNELS channels, any padding, with the interleave policy AUTO
-   (NEVER and ALWAYS keep the gather and the interleaved paths, for comparisons). One channel reads X's
-   plane by 16-lane gathers or loads (no scratch; 8 lanes, simd_gather_path.h's irgrid_nearest8_f32, where
-   wide_call leaves a call to AVX2); two to four, on calls wide_call allows, a scratch of pairs or of
-   4-channel pixels (each worker's, or on a local grid one shared: shared_pixels), within
-   INTERLEAVE_MAX_BYTES. On Zen 5 (X 1xCx256x256, against the gather path) one channel took 0.81-0.95x the
-   time at 2 threads, two 0.68-1.00x, three and four 0.52-0.76x at one thread (benchmarks/README.md,
-   "Nearest of few channels by points"). */
-#define NEAREST_POINTS_CHANNELS 4
-static int nearest_pixel(const irgrid_grid_sample* p) {
+/* Floats a pixel of the runs by points over a scratch of few-channel pixels (the plan's `pixel`), 0 where
+   neither is taken: 2-D nearest (simd_nearest_points.h) of one to POINTS_CHANNELS f32 channels and 2-D
+   bilinear (simd_pairs_pixels.h) of two to POINTS_CHANNELS with rows of 2 pixels or more, any padding,
+   with the interleave policy AUTO (NEVER and ALWAYS keep the gather and the interleaved paths, for
+   comparisons). Nearest of one channel reads X's plane by 16-lane gathers or loads (no scratch; 8 lanes,
+   simd_gather_path.h's irgrid_nearest8_f32, where wide_call leaves a call to AVX2); two to four
+   channels, on calls wide_call allows, a scratch of pairs or of 4-channel pixels (each worker's, or on a
+   local grid one shared: shared_pixels), within INTERLEAVE_MAX_BYTES, and only where an item has as many
+   points as its plane has pixels (measured at 1 and 2 threads; with a scratch a worker, more workers copy
+   as much each and read fewer points).
+   Nearest on Zen 5 (X 1xCx256x256, against the gather path): one channel 0.81-0.95x the time at 2
+   threads, two 0.68-1.00x, three and four 0.52-0.76x at one thread (benchmarks/README.md, "Nearest of few
+   channels by points"). Bilinear on Zen 4 (against the pair run): X 1x2x256x256 0.73-0.93x, 1x3x256x256
+   0.77-1.0x. With fewer points than pixels the copy outweighs the reads (Zen 4, 2 threads): a grid of
+   half the plane's pixels took 0.96-1.27x the time (bilinear) and 0.90-1.16x (nearest), a quarter up to
+   1.64x and 1.80x, RAFT's lookups of two channels (81 points an item of 2,852 pixels) 1.3-1.6x and 3.1x
+   (benchmarks/README.md, "Bilinear of few channels by pixels"). */
+#define POINTS_CHANNELS 4
+static int points_pixel(const irgrid_grid_sample* p) {
     const int pixel = p->channels == 1 ? 1 : (p->channels == 2 ? 2 : 4);
-    return p->dtype == IRGRID_F32 && p->mode == IRGRID_MODE_NEAREST && p->rank == 2 && p->channels >= 1
-                   && p->channels <= NEAREST_POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO
-                   && (pixel == 1 || wide_call(p)) && (p->plane + 1) * pixel * 4 <= INTERLEAVE_MAX_BYTES
+    const int bilinear = p->mode == IRGRID_MODE_LINEAR && p->channels >= 2 && p->dims[1] >= 2;
+    return p->dtype == IRGRID_F32 && (p->mode == IRGRID_MODE_NEAREST || bilinear) && p->rank == 2
+                   && p->channels >= 1 && p->channels <= POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO
+                   && (p->plane + 1) * pixel * 4 <= INTERLEAVE_MAX_BYTES
+                   && (pixel == 1 || (wide_call(p) && p->points >= p->plane))
                ? pixel : 0;
 }
 
@@ -347,7 +357,7 @@ static int nearest_pixel(const irgrid_grid_sample* p) {
    (scratch_fits; with cubic's row scratch, the plan's `rows`, where that one fits), the policy (the
    caller checked that the vector path fits). */
 static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsize) {
-    const int pixel = nearest_pixel(p);
+    const int pixel = points_pixel(p);
     if (pixel > 1) {
         p->pixel = pixel;
         p->loads = reads_by_loads(p);
@@ -725,7 +735,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
         p->path = IRGRID_GS_GATHER;
         p->loads = plane >= 2 && reads_by_loads(p);  /* (scalar loads read x[0] and x[1] for masked-off lanes) */
         p->wide = wide_taps(p);
-        p->pixel = nearest_pixel(p) == 1;
+        p->pixel = points_pixel(p) == 1;
         p->group = min_index(p->channels, SIMD_GROUP_BYTES / (plane * itemsize));
         p->group = p->group > 1 ? p->group : 1;
         p->span = points;

@@ -201,6 +201,9 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     if (p->pixel == 1 && !p->wide)
         n_fallback = irgrid_nearest8_f32(xb, g, yb, n, channels, y_cstride, p->plane, p->dims, p->padding,
                                           p->align_corners, p->loads, fallback);
+    else if (p->pixel && p->mode == IRGRID_MODE_LINEAR)
+        n_fallback = irgrid_pairs_pixels_run_f32(scratch, g, yb, n, channels, y_cstride, p->pixel, p->dims, p->padding,
+                                                 p->align_corners, fallback);
     else if (p->pixel)
         n_fallback = irgrid_nearest_points_run_f32(scratch != NULL ? scratch : xb, g, yb, n, channels, y_cstride,
                                                    p->plane, p->pixel, p->dims, p->padding, p->align_corners,

@@ -577,5 +577,8 @@ static irgrid_index irgrid_nearest_points_run_f32(const float* s, const float* g
 static irgrid_index irgrid_nearest8_f32(const float* x, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, const irgrid_index* dims, int padding,
         int align, int loads, irgrid_index* fallback) { return -1; }
+static irgrid_index irgrid_pairs_pixels_run_f32(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, int pixel, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) { return -1; }
 #endif
 #endif

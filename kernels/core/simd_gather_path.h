@@ -419,6 +419,7 @@ IRGRID_AVX512_INLINE __m512i irgrid_pair_row(__m512i i, __m512i last, int reflec
 
 #define PAIRS_RANK 2
 #include "simd_pairs.h"
+#include "simd_pairs_pixels.h"
 #define PAIRS_RANK 3
 #include "simd_pairs.h"
 
@@ -529,7 +530,7 @@ IRGRID_AVX2_INLINE irgrid_index irgrid_nearest8_body(const float* x, const float
                              OR(CMP(ix, zero, _CMP_LT_OQ), CMP(ix, x_last, _CMP_GT_OQ))), all);
         }
         irgrid_record_fallback_f32(bad, p, m, fallback, &nf);
-        /* the pixel's index, exact in f32 for a kept lane (grid_sample.c's nearest_pixel: fewer than 2^21 pixels) */
+        /* the pixel's index, exact in f32 for a kept lane (grid_sample.c's points_pixel: fewer than 2^21 pixels) */
         idx = TOINT(FMADD(iy, pitch, ix));
         for (c = 0; c < channels; c++) {
             v = loads ? irgrid_loads_f32(zero, x + c * plane, idx, kept) : GATHER(zero, x + c * plane, idx, kept);

@@ -5,7 +5,7 @@
    nearest of two channels took 1.1-1.2x OpenVINO's time (benchmarks/README.md, "Nearest of few channels
    by points").
 
-   The pixels hold `pixel` floats (grid_sample.c's nearest_pixel):
+   The pixels hold `pixel` floats (grid_sample.c's points_pixel):
    - 1: no scratch; each channel plane of X is read by one 16-lane masked gather (a dropped tap reads
      nothing) or 16 scalar loads, the taps computed once for every channel;
    - 2 and 4: the channels interleaved (irgrid_interleave_narrow_f32; lanes past the call's channels are
@@ -111,7 +111,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_nearest_points_body(const float* s, con
         for (k = 0; bad; k++, bad >>= 1)
             if (bad & 1)
                 fallback[nf++] = p + k;
-        /* the pixel's index, exact in f32 for a kept lane (nearest_pixel: a plane of fewer than 2^21 pixels) */
+        /* the pixel's index, exact in f32 for a kept lane (points_pixel: a plane of fewer than 2^21 pixels) */
         idx = _mm512_cvttps_epi32(_mm512_fmadd_ps(iy, pitch, ix));
         if (pixel == 1) {
             if (loads)  /* a dropped lane reads s[0] (a plane has one pixel or more) and is zeroed */

@@ -30,9 +30,10 @@ typedef struct {
    of at least 2 pixels) into q; their fallback points appended (*found). With `items` (2-D), the points
    run across items (irgrid_items): q->base is the block's first item's plane, and each lane's pair starts
    past one more plane per item boundary before it (lanes from m on: none, so that they read within the
-   last item). */
+   last item). The pairs' starts are pixel indices times 2 ** pixel_shift: float indices into a scratch of
+   pixels of that many floats (simd_pairs_pixels.h), or with 0 into X's planes. */
 IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p, irgrid_index m, const irgrid_index* dims,
-        const irgrid_pair_dim* d, int padding, int align, irgrid_items* items, PSFX(irgrid_pairs16)* q,
+        const irgrid_pair_dim* d, int padding, int align, irgrid_items* items, int pixel_shift, PSFX(irgrid_pairs16)* q,
         irgrid_index* fallback, irgrid_index* found) {
     const int rank = PAIRS_RANK;
     const irgrid_index width = dims[rank - 1], height = dims[rank - 2];
@@ -105,7 +106,7 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
                                                       _mm512_set1_epi32((int)width)), start);
             if (rank == 3)
                 row = _mm512_add_epi32(zr, row);
-            _mm512_storeu_si512(q->at[r], _mm512_add_epi32(row, shift));
+            _mm512_storeu_si512(q->at[r], _mm512_slli_epi32(_mm512_add_epi32(row, shift), (unsigned)pixel_shift));
             row_w = rank == 3 ? _mm512_mul_ps(wz[e], wy[f]) : wy[f];  /* irgrid_rows' order */
             q->w[2 * r] = _mm512_mul_ps(row_w, wx[0]);
             q->w[2 * r + 1] = _mm512_mul_ps(row_w, wx[1]);
@@ -159,8 +160,8 @@ IRGRID_AVX512_INLINE irgrid_index PSFX(irgrid_pairs_wide_body)(const float* x, c
         d[k] = irgrid_pair_dim_of(dims[k], align);
     for (p0 = 0; p0 < n; p0 += 16 * batch) {
         for (i = 0, p = p0; i < batch && p < n; i++, p += 16) {
-            PSFX(irgrid_pairs_taps)(g, p, n - p < 16 ? n - p : 16, dims, d, padding, align, items, q + i, fallback,
-                                    &found);
+            PSFX(irgrid_pairs_taps)(g, p, n - p < 16 ? n - p : 16, dims, d, padding, align, items, 0, q + i,
+                                    fallback, &found);
             if (items != NULL && (windows || q[i].scattered))
                 irgrid_prefetch_pairs(x + q[i].base, q[i].at[0], q[i].at[1], 16);
         }

@@ -478,6 +478,74 @@ def test_nearest_by_points_bitwise_as_the_other_paths(dims, align, padding):
 
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("dims", [(23, 37), (2, 3), (1, 6), (40, 17), (7, 2), (5, 1)], ids=str)
+def test_bilinear_by_pixels_bitwise_as_the_other_paths(dims, align, padding):
+    """On a CPU with AVX-512, 2-D bilinear of two to four f32 channels with any padding, rows of 2 pixels
+    or more and as many points an item as pixels a plane runs over a scratch of 2- and 4-channel pixels
+    (kernels/core/simd_pairs_pixels.h: the pair run's taps, a row's two taps of every channel in one or
+    two 16-byte loads): bitwise the pair run's (interleave "never") and 8-channel pixels' ("always"), at
+    1, 2 and 3 threads, on planes down to one row, with coordinates to 1.3 (taps past the edges) and
+    special ones among the points (the scalar path's), Inf and NaN in X's fifth channel, which no call
+    reads; rows of one pixel keep the gather path. The ordinary points against onnxruntime in f64."""
+    if not sampling.avx512_available():
+        pytest.skip("bilinear by pixels runs 16 points a vector: AVX-512")
+    rng = keyed_rng("bilinear-pixels", dims, align, padding)
+    x = rng.uniform(-1, 1, (2, 5, *dims)).astype(np.float32)
+    grid = dyadic(rng, (2, 29, 31, 2), 1.3)  # 899 points an item: no fewer than a plane's pixels
+    ordinary = np.ones(grid.shape[:-1], bool)
+    expected = run_ort_grid_sample(x[:, :4].astype(np.float64), grid, "linear", padding, align)
+    ordinary.reshape(-1)[100::97] = False
+    grid.reshape(-1, 2)[100::97, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    grid = grid.astype(np.float32)
+    x[:, 4] = np.where(rng.random(dims) < 0.5, np.inf, np.nan)
+    routes = {1: "gather", 2: "interleaved 2 points", 3: "interleaved 4 points", 4: "interleaved 4 points"}
+    was = sampling.use_interleave("auto")
+    try:
+        for channels in (1, 2, 3, 4):
+            sampling.use_interleave("auto")
+            route = sample_plan(x[:, :channels].shape, grid.shape, np.float32, "linear", padding, align).route(2)
+            assert route == (routes[channels] if dims[1] >= 2 else "gather"), channels
+            outs = [sample(x[:, :channels], grid, "linear", padding, align, threads) for threads in (1, 2, 3)]
+            got, paired = _paths(x[:, :channels], grid, "linear", padding, align)  # ("always": 8-channel pixels)
+            for threads, out in zip((1, 2, 3), outs):
+                assert out.tobytes() == paired.tobytes() == got.tobytes(), (channels, threads)
+            np.testing.assert_allclose(np.moveaxis(outs[1], 1, -1)[ordinary],
+                                       np.moveaxis(expected[:, :channels], 1, -1)[ordinary],
+                                       err_msg=f"C={channels}", **TOLERANCES[np.float32])
+    finally:
+        sampling.use_interleave(was)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_few_points_an_item_read_the_planes(mode):
+    """2-D nearest and bilinear of two to four channels take a scratch of few-channel pixels only where an
+    item has as many points as its plane has pixels: copying the plane costs more than it saves with
+    fewer (RAFT's lookups of 81 points an item of 2,852 pixels took 3.1x the time for nearest,
+    grid_sample.c's points_pixel). Fewer read X's planes (the gather path), at 1 and 2 threads, and match
+    onnxruntime; a grid of as many points takes the scratch."""
+    if not sampling.avx512_available():
+        pytest.skip("the runs by points of two to four channels run 16 points a vector: AVX-512")
+    rng = keyed_rng("few-points", mode)
+    x = rng.uniform(-1, 1, (3, 4, 46, 62)).astype(np.float32)
+    was = sampling.use_interleave("auto")
+    try:
+        for out_dims, route in (((9, 9), "gather"), ((45, 63), "gather"), ((46, 62), "interleaved")):
+            grid = dyadic(rng, (3, *out_dims, 2), 1.1)
+            for channels in (2, 3, 4):
+                plan = sample_plan((3, channels, 46, 62), grid.shape, np.float32, mode, "zeros", False)
+                pixel = 2 if channels == 2 else 4
+                want = route if route == "gather" else f"{route} {pixel} points"
+                assert plan.route(1) == plan.route(2) == want, (out_dims, channels)
+                expected = run_ort_grid_sample(x[:, :channels].astype(np.float64), grid, mode, "zeros", False)
+                for threads in (1, 2):
+                    got = sample(x[:, :channels], grid.astype(np.float32), mode, "zeros", False, threads)
+                    np.testing.assert_allclose(got, expected, **TOLERANCES[np.float32])
+    finally:
+        sampling.use_interleave(was)
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("align", [False, True])
 def test_nearest_by_points_shares_a_scratch_on_local_grids(align, padding):
     """2-D nearest of two to four f32 channels at two or more threads shares one scratch among the workers
     where the grid is local (grid_sample.c's shared_pixels: each worker's points read mostly the part of

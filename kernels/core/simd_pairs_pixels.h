@@ -1,0 +1,82 @@
+/* 2-D bilinear of two to four f32 channels over pixels of 2 or 4 floats (a part of simd.h's 16-lane f32
+   section, after simd_pairs.h's rank-2 copy, whose taps it takes, and simd_cubic_points.h, whose
+   transposed 16-byte loads, irgrid_quads_f32x16, it shares). The scratch is 2-D nearest by points'
+   (grid_sample.c's points_pixel; irgrid_interleave_narrow_f32): a pixel's channels side by side, so
+   that a row's two taps of every channel are one 16-byte load (pixels of 2) or two (pixels of 4) rather
+   than one 8-byte load a channel from planes a quarter of a megabyte apart. Why: on Zen 4 the pair run's
+   reads of two and three channels on a random grid wait on L1 misses (a build that read nothing took
+   0.72x and 0.64x the time), one line a channel a row; here a point's row is one line for every channel
+   (benchmarks/README.md, "Bilinear of few channels by pixels").
+
+   The taps, masks and sums are irgrid_pairs_apply_2d's lane for lane (the values are the same floats, from
+   the scratch instead of the planes), so every path gives the same bits. */
+
+/* The outputs of channels [0, channels) (channels <= pixel) of 16 points from their prepared taps q, whose
+   starts index pixels of `pixel` floats in s; irgrid_pairs_apply_2d's sums. */
+IRGRID_AVX512_INLINE void irgrid_pairs_pixels_apply(const irgrid_pairs16_2d* q, const float* s, int pixel,
+                                                    irgrid_index channels, float* y, irgrid_index y_cstride) {
+    __m512 acc[4], left[4], right[4], t[4];
+    irgrid_index c;
+    int r;
+    for (r = 0; r < 2; r++) {
+        irgrid_quads_f32x16(s, q->at[r], 0, 1, t);  /* pixel 2: left of channels 0, 1, right of 0, 1 */
+        if (pixel == 2) {
+            left[0] = t[0], left[1] = t[1], right[0] = t[2], right[1] = t[3];
+        } else {
+            for (c = 0; c < 4; c++)
+                left[c] = t[c];
+            irgrid_quads_f32x16(s, q->at[r], 4, 1, right);
+        }
+        for (c = 0; c < channels; c++) {
+            const __m512 v0 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->tap_left[r], left[c]), q->tap_right[r],
+                                                 right[c]);
+            const __m512 v1 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->next_right[r], right[c]), q->next_left[r],
+                                                 left[c]);
+            acc[c] = r ? _mm512_fmadd_ps(q->w[2 * r], v0, acc[c]) : _mm512_mul_ps(q->w[0], v0);
+            acc[c] = _mm512_fmadd_ps(q->w[2 * r + 1], v1, acc[c]);
+        }
+    }
+    for (c = 0; c < channels; c++)
+        _mm512_mask_storeu_ps(y + c * y_cstride, q->store, acc[c]);
+}
+
+/* Bilinear of points [0, n) (any padding, rows of at least 2 pixels) over the scratch s of pixels of
+   `pixel` floats into y + c * y_cstride (c < channels <= pixel), a batch of 16-point blocks' taps at a time
+   as irgrid_pairs_wide_body_2d takes them. Returns the points left to the scalar path (in fallback). */
+IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_pixels_body(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, int pixel, const irgrid_index* dims, int padding, int align,
+        irgrid_index* fallback) {
+    irgrid_pairs16_2d q[IRGRID_PAIRS_BLOCKS];
+    const int batch = irgrid_pair_run_blocks();
+    irgrid_pair_dim d[2];
+    irgrid_index p0, p, found = 0;
+    int i, blocks;
+    d[0] = irgrid_pair_dim_of(dims[0], align);
+    d[1] = irgrid_pair_dim_of(dims[1], align);
+    for (p0 = 0; p0 < n; p0 += 16 * batch) {
+        for (i = 0, p = p0; i < batch && p < n; i++, p += 16)
+            irgrid_pairs_taps_2d(g, p, n - p < 16 ? n - p : 16, dims, d, padding, align, NULL, pixel == 2 ? 1 : 2,
+                                 q + i, fallback, &found);
+        blocks = i;
+        for (i = 0; i < blocks; i++)
+            irgrid_pairs_pixels_apply(q + i, s, pixel, channels, y + p0 + 16 * i, y_cstride);
+    }
+    return found;
+}
+
+/* irgrid_pairs_pixels_body with `padding`, `pixel` and the channels (2 with pixel 2; 3 or 4) as constants. */
+static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid_pairs_pixels_run_f32(const float* s,
+        const float* g, float* y, irgrid_index n, irgrid_index channels, irgrid_index y_cstride, int pixel,
+        const irgrid_index* dims, int padding, int align, irgrid_index* fallback) {
+#define IRGRID_PIXELS_RUN(c, px, pad) irgrid_pairs_pixels_body(s, g, y, n, c, y_cstride, px, dims, pad, align, fallback)
+#define IRGRID_PIXELS_PADDING(pad)                                                                   \
+    if (padding == pad)                                                                               \
+        return pixel == 2 ? IRGRID_PIXELS_RUN(2, 2, pad)                                              \
+                          : (channels == 3 ? IRGRID_PIXELS_RUN(3, 4, pad) : IRGRID_PIXELS_RUN(4, 4, pad));
+    IRGRID_PIXELS_PADDING(IRGRID_PAD_ZEROS)
+    IRGRID_PIXELS_PADDING(IRGRID_PAD_BORDER)
+    IRGRID_PIXELS_PADDING(IRGRID_PAD_REFLECTION)
+#undef IRGRID_PIXELS_PADDING
+#undef IRGRID_PIXELS_RUN
+    return 0;  /* (no other padding reaches here: irgrid_grid_sample_plan checks) */
+}
