@@ -15,13 +15,14 @@
 #define PSFX(name) PSFX_EXPAND(name, PAIRS_RANK)
 
 /* What the pair reads of 16 points need: per row of taps (2 in 2-D, 4 in 3-D: (z, y) in outer-product
-   order) the pairs' start indices from `base` (0 but for a run of items, irgrid_items), and where each
-   tap's value is (masks: the pair's left value, its right one; outside both, +0); the taps' weights, two
-   a row. */
+   order) the pairs' start indices from `base` (0 but for a run of items, irgrid_items), the lanes whose
+   first and second taps are kept (keep0, keep1; the others +0), and where a kept tap's value is: the
+   pair's left value, or its right one for the first tap in the lanes of right0, and for the second its
+   right one, or the left one in left1 (the same in every row); the taps' weights, two a row. */
 typedef struct {
     int at[PAIRS_ROWS][16];
     __m512 w[2 * PAIRS_ROWS];
-    __mmask16 tap_left[PAIRS_ROWS], tap_right[PAIRS_ROWS], next_left[PAIRS_ROWS], next_right[PAIRS_ROWS], store;
+    __mmask16 keep0[PAIRS_ROWS], keep1[PAIRS_ROWS], right0, left1, store;
     irgrid_index base;
     int scattered;
 } PSFX(irgrid_pairs16);
@@ -89,6 +90,8 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
     before = padding == IRGRID_PAD_BORDER ? (__mmask16)0 : _mm512_cmpeq_epi32_mask(x0, _mm512_set1_epi32(-1));
     if (reflect && align)
         left_at_last = at_last;
+    q->right0 = at_last;
+    q->left1 = before | left_at_last;
     r = 0;
     for (e = 0; e < (rank == 3 ? 2 : 1); e++) {
         if (rank == 3) {
@@ -110,11 +113,13 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
             row_w = rank == 3 ? _mm512_mul_ps(wz[e], wy[f]) : wy[f];  /* irgrid_rows' order */
             q->w[2 * r] = _mm512_mul_ps(row_w, wx[0]);
             q->w[2 * r + 1] = _mm512_mul_ps(row_w, wx[1]);
-            q->tap_left[r] = (reflect ? inner | before : inner) & row_ok;
-            q->tap_right[r] = at_last & row_ok;
-            q->next_right[r] = padding == IRGRID_PAD_BORDER ? row_ok
-                               : (reflect ? (inner | at_last) & (__mmask16)~left_at_last : inner) & row_ok;
-            q->next_left[r] = (before | left_at_last) & row_ok;
+            /* the first tap: the left value (inner; reflected: also before), the right one (at_last); the
+               second: the right one (inner; border: every lane; reflected: also at_last, but where that
+               reads the left one), the left one (before, left_at_last): disjoint lanes */
+            q->keep0[r] = ((reflect ? inner | before : inner) | at_last) & row_ok;
+            q->keep1[r] = (padding == IRGRID_PAD_BORDER ? row_ok
+                           : (reflect ? (inner | at_last) & (__mmask16)~left_at_last : inner) & row_ok)
+                          | ((before | left_at_last) & row_ok);
         }
     }
     irgrid_record_fallback_f32x16(_mm512_castsi512_ps(_mm512_movm_epi32(bad)), p, m, fallback, found);
@@ -124,14 +129,16 @@ IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p
    irgrid_apply's order. */
 IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_apply)(const PSFX(irgrid_pairs16)* q, const float* xc, float* yc) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512i one = _mm512_set1_epi32(1), odd = _mm512_add_epi32(even, one);
+    /* lane k's first tap from float 2k (left) or 2k + 1 (right) of the pairs, its second likewise */
+    const __m512i pick0 = _mm512_mask_add_epi32(even, q->right0, even, one);
+    const __m512i pick1 = _mm512_mask_sub_epi32(odd, q->left1, odd, one);
     __m512 acc = _mm512_setzero_ps();
     int r;
     for (r = 0; r < PAIRS_ROWS; r++) {
         const __m512 lo = irgrid_pairs8(xc, q->at[r]), hi = irgrid_pairs8(xc, q->at[r] + 8);
-        const __m512 left = _mm512_permutex2var_ps(lo, even, hi), right = _mm512_permutex2var_ps(lo, odd, hi);
-        const __m512 v0 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->tap_left[r], left), q->tap_right[r], right);
-        const __m512 v1 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->next_right[r], right), q->next_left[r], left);
+        const __m512 v0 = _mm512_maskz_permutex2var_ps(q->keep0[r], lo, pick0, hi);
+        const __m512 v1 = _mm512_maskz_permutex2var_ps(q->keep1[r], lo, pick1, hi);
         acc = r ? _mm512_fmadd_ps(q->w[2 * r], v0, acc) : _mm512_mul_ps(q->w[0], v0);
         acc = _mm512_fmadd_ps(q->w[2 * r + 1], v1, acc);
     }

@@ -27,11 +27,12 @@ IRGRID_AVX512_INLINE void irgrid_pairs_pixels_apply(const irgrid_pairs16_2d* q, 
                 left[c] = t[c];
             irgrid_quads_f32x16(s, q->at[r], 4, 1, right);
         }
+        /* the lanes whose first tap is the left value, or the right one; whose second is the right, or left */
+        const __mmask16 left0 = q->keep0[r] & (__mmask16)~q->right0, right0 = q->keep0[r] & q->right0;
+        const __mmask16 right1 = q->keep1[r] & (__mmask16)~q->left1, left1 = q->keep1[r] & q->left1;
         for (c = 0; c < channels; c++) {
-            const __m512 v0 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->tap_left[r], left[c]), q->tap_right[r],
-                                                 right[c]);
-            const __m512 v1 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(q->next_right[r], right[c]), q->next_left[r],
-                                                 left[c]);
+            const __m512 v0 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(left0, left[c]), right0, right[c]);
+            const __m512 v1 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(right1, right[c]), left1, left[c]);
             acc[c] = r ? _mm512_fmadd_ps(q->w[2 * r], v0, acc[c]) : _mm512_mul_ps(q->w[0], v0);
             acc[c] = _mm512_fmadd_ps(q->w[2 * r + 1], v1, acc[c]);
         }
