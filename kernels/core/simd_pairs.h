@@ -34,8 +34,8 @@ typedef struct {
    last item). The pairs' starts are pixel indices times 2 ** pixel_shift: float indices into a scratch of
    pixels of that many floats (simd_pairs_pixels.h), or with 0 into X's planes. */
 IRGRID_AVX512_INLINE void PSFX(irgrid_pairs_taps)(const float* g, irgrid_index p, irgrid_index m, const irgrid_index* dims,
-        const irgrid_pair_dim* d, int padding, int align, irgrid_items* items, int pixel_shift, PSFX(irgrid_pairs16)* q,
-        irgrid_index* fallback, irgrid_index* found) {
+        const irgrid_pair_dim* d, int padding, int align, irgrid_items* items, int pixel_shift,
+        PSFX(irgrid_pairs16)* q, irgrid_index* fallback, irgrid_index* found) {
     const int rank = PAIRS_RANK;
     const irgrid_index width = dims[rank - 1], height = dims[rank - 2];
     const __m512i zero = _mm512_setzero_si512(), h_last = _mm512_set1_epi32((int)height - 1);

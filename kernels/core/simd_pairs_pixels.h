@@ -8,8 +8,9 @@
    0.72x and 0.64x the time), one line a channel a row; here a point's row is one line for every channel
    (benchmarks/README.md, "Bilinear of few channels by pixels").
 
-   The taps, masks and sums are irgrid_pairs_apply_2d's lane for lane (the values are the same floats, from
-   the scratch instead of the planes), so every path gives the same bits. */
+   The taps, each tap's value (the pair's left or right one, or +0, as irgrid_pairs_apply_2d picks it) and
+   the sums are irgrid_pairs_apply_2d's lane for lane (the same floats, from the scratch instead of the
+   planes), so every path gives the same bits. */
 
 /* The outputs of channels [0, channels) (channels <= pixel) of 16 points from their prepared taps q, whose
    starts index pixels of `pixel` floats in s; irgrid_pairs_apply_2d's sums. */
