@@ -337,7 +337,7 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
    Nearest on Zen 5 (X 1xCx256x256, against the gather path): one channel 0.81-0.95x the time at 2
    threads, two 0.68-1.00x, three and four 0.52-0.76x at one thread (benchmarks/README.md, "Nearest of few
    channels by points"). Bilinear on Zen 4 (against the pair run): X 1x2x256x256 0.73-0.93x, 1x3x256x256
-   0.77-1.0x. With fewer points than pixels the copy outweighs the reads (Zen 4, 2 threads): a grid of
+   0.75-1.00x. With fewer points than pixels the copy outweighs the reads (Zen 4, 2 threads): a grid of
    half the plane's pixels took 0.96-1.27x the time (bilinear) and 0.90-1.16x (nearest), a quarter up to
    1.64x and 1.80x, RAFT's lookups of two channels (81 points an item of 2,852 pixels) 1.3-1.6x and 3.1x
    (benchmarks/README.md, "Bilinear of few channels by pixels"). */
