@@ -120,4 +120,17 @@ static inline int irgrid_cpu_prefetches(void) {
     return !amd ? IRGRID_PREFETCH_WINDOWS | IRGRID_PREFETCH_ROWS : amd >= 0x1A ? 0 : IRGRID_PREFETCH_ROWS;
 }
 
+/* Whether workers that sample one channel group's scratch together, on a scattered grid, lose to each
+   sampling a smaller group of its own: on AMD's family 0x19 (Zen 4; Zen 3, also 0x19, has no AVX-512 and
+   so never reaches the 16-channel pixels this decides about). There binned 3-D cubic of 9 to 16 channels
+   on random grids at 2 threads took 0.84-0.99x the time in two groups of 8 channels, one a worker, as in
+   one scratch of 16-channel pixels that both workers read (7 volumes, 20 pairs in one process; 0.59x on
+   one whose shared calls spiked to 1.5x; in a phase when the host's second vCPU lagged, 1.00-1.10x); on
+   Zen 5 the shared 16-channel pixels won, 0.65-0.90x the time of 8-channel ones (benchmarks/README.md,
+   "Zen 4: a channel group a worker for binned 3-D cubic"). Why, not established (no performance counters
+   there): every worker's chunks sweep the whole shared volume, and on Zen 4 a line another core holds
+   costs more to read than one from L3 ("Nearest of few channels: a shared scratch for local grids"
+   measured that cost on random 2-D grids). */
+static inline int irgrid_cpu_groups_apart(void) { return irgrid_cpu_amd_family() == 0x19; }
+
 #endif

@@ -233,6 +233,17 @@ static int scattered_grid(irgrid_grid_sample* p) {
     return irgrid_scattered(keys, m, p->tiles[p->rank - 2], p->tiles[p->rank - 1], p->judge_rows);
 }
 
+/* Whether binned 3-D cubic on this CPU keeps 8-channel pixels so that each worker samples a channel group
+   of its own (cpu.h's irgrid_cpu_groups_apart, which says why): at 2 threads or more, on a grid the plan
+   bins, where 16-channel pixels would leave fewer groups than workers (one scratch they all sweep,
+   rows_shared) and 8-channel pixels would not. Both give the same bits. */
+static int groups_apart(irgrid_grid_sample* p) {
+    const irgrid_index workers = p->threads;
+    return irgrid_cpu_groups_apart() && workers > 1 && ceil_div(p->channels, 16) < workers
+           && ceil_div(p->channels, 8) >= workers && p->binning != IRGRID_POLICY_NEVER
+           && (p->binning == IRGRID_POLICY_ALWAYS || scattered_grid(p));
+}
+
 /* Whether the interleaved path takes pixels of 16 f32 channels (64 bytes, a cache line; simd.h's
    irgrid_interleaved_sample_f32x16, irgrid_cubic2d_run_f32x16) rather than 8, on calls wide_call
    allows, where a group's scratch still fits. 2-D cubic's row scratch: with the policy ALWAYS or from 9
@@ -242,7 +253,9 @@ static int scattered_grid(irgrid_grid_sample* p) {
    scattered (scattered_grid). On Zen 5 (1 and 2 threads) smooth grids took 0.57-0.67x the time of 8-channel
    pixels, random ones within INTERLEAVE_MAX_BYTES 0.65-0.90x; past it random ones took 0.93-1.08x even with
    the scratch shared (rows_shared), whose binned sweeps read 4 planes of 64-byte pixels, more than L2
-   holds (benchmarks/README.md, "16-channel pixels for 3-D cubic").
+   holds (benchmarks/README.md, "16-channel pixels for 3-D cubic"). Where the CPU prefers a group a worker
+   (cpu.h's irgrid_cpu_groups_apart: Zen 4), a scattered grid keeps 8-channel pixels wherever 16-channel
+   ones would leave fewer groups than workers and 8-channel ones would not (groups_apart).
    The generic run (2-D and 3-D nearest and linear, cubic where no row scratch fits): with the policy
    ALWAYS, or from 9 channels on (fewer would leave half of each pixel zeros) where every worker has a
    group of its own, or in 2-D bilinear. With fewer groups than workers each worker copies the whole
@@ -259,7 +272,8 @@ static int wide_pixels(irgrid_grid_sample* p) {
         return (bytes <= INTERLEAVE_MAX_BYTES || (bytes <= INTERLEAVE_LARGE_BYTES && bytes <= x_share(p)))
                && (p->avx512 == IRGRID_POLICY_ALWAYS
                    || (p->channels > 8 && (bytes <= INTERLEAVE_MAX_BYTES
-                                           || (p->binning != IRGRID_POLICY_ALWAYS && !scattered_grid(p)))));
+                                           || (p->binning != IRGRID_POLICY_ALWAYS && !scattered_grid(p)))
+                       && !groups_apart(p)));
     if (bytes > INTERLEAVE_MAX_BYTES)
         return 0;
     if (p->rows)
