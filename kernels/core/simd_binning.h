@@ -10,19 +10,28 @@ static IRGRID_AVX2 void SFX(irgrid_tile_keys)(const FT* g, irgrid_index n, irgri
                                               const double* offset, const irgrid_index* tiles, const int* order,
                                               int* keys) {
     FT coords[3][LANES];
-    VF t, gk[3];
-    VI key;
-    int tail[LANES];
+    VF t, gk[3], scales[3], offsets[3], lasts[3];
+    VI key, counts[3];
+    int tail[LANES], dim[3];
     irgrid_index p, j, k, m;
+    /* dim order[j]'s constants, made once: converted and broadcast for every block of points, they took
+       3-D cubic of one channel on a random grid 1.03x the time (Zen 4, paired) */
+    for (j = 0; j < rank; j++) {
+        k = order[j];
+        dim[j] = (int)(rank - 1 - k);  /* its component of the grid, which lists innermost first */
+        scales[j] = SET1((FT)scale[k]);
+        offsets[j] = SET1((FT)offset[k]);
+        lasts[j] = SET1((FT)(tiles[k] - 1));
+        counts[j] = ISET1((int)tiles[k]);
+    }
     for (p = 0; p < n; p += LANES) {
         m = n - p < LANES ? n - p : LANES;
         SFX(irgrid_lane_coords)(g, p, m, rank, gk, coords);
         key = ISET1(0);
-        for (j = 0; j < rank; j++) {  /* dim k outermost first; the grid lists innermost first */
-            k = order[j];
-            t = FMADD(gk[rank - 1 - k], SET1((FT)scale[k]), SET1((FT)offset[k]));
-            t = VMIN(VMAX(t, ZERO()), SET1((FT)(tiles[k] - 1)));
-            key = IADD(IMUL(key, ISET1((int)tiles[k])), TOINT(FLOOR(t)));
+        for (j = 0; j < rank; j++) {  /* dim order[j] outermost first */
+            t = FMADD(gk[dim[j]], scales[j], offsets[j]);
+            t = VMIN(VMAX(t, ZERO()), lasts[j]);
+            key = IADD(IMUL(key, counts[j]), TOINT(FLOOR(t)));
         }
         if (m == LANES) {
             ISTOREU(keys + p, key);
