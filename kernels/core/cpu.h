@@ -133,4 +133,14 @@ static inline int irgrid_cpu_prefetches(void) {
    measured that cost on random 2-D grids). */
 static inline int irgrid_cpu_groups_apart(void) { return irgrid_cpu_amd_family() == 0x19; }
 
+/* Whether cubic's run by points (simd_cubic_points.h) puts a row's 16 loads of 4 floats in place by masked
+   128-bit broadcasts (a load and a blend each) rather than by inserts (a load and a shuffle each): not on
+   AMD's family 0x19 (Zen 4; Zen 3 has no AVX-512 and runs 8 points a vector). On Zen 5 broadcasts took
+   0.83-0.85x the time on tricubic of one channel's random grid and 0.87-0.93x on bicubic of two and three
+   channels' random grids (benchmarks/README.md, "Cubic's row loads by broadcasts"); on Zen 4 inserts took
+   0.94x (smooth) and 0.96x (random) on tricubic of one channel at 1 and 2 threads, bicubic of one to
+   three channels 0.96-1.01x ("Zen 4: cubic's row loads by inserts"). Intel's server
+   cores, not measured, keep broadcasts. */
+static inline int irgrid_cpu_row_broadcasts(void) { return irgrid_cpu_amd_family() != 0x19; }
+
 #endif

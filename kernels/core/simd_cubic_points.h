@@ -38,7 +38,8 @@ IRGRID_AVX512_INLINE void irgrid_transpose_4x4_lanes(const __m512* z, __m512* t)
    the time by broadcasts on a random 3-D grid of one channel and 0.87-0.93x on random 2-D grids of two
    and three (their loads, which miss L1 there, no longer wait for the shuffle unit that the transposes
    keep busy; smooth grids 0.99-1.01x), 2-D nearest's 4-channel pixels 1.02-1.04x (benchmarks/README.md,
-   "Cubic's row loads by broadcasts"). */
+   "Cubic's row loads by broadcasts"); on Zen 4 cubic's runs took 0.94-0.96x the time by inserts (cpu.h's
+   irgrid_cpu_row_broadcasts). */
 IRGRID_AVX512_INLINE void irgrid_quads_f32x16(const float* s, const int* first, irgrid_index offset, int broadcast,
                                               __m512* t) {
     __m512 z[4];
@@ -59,9 +60,11 @@ IRGRID_AVX512_INLINE void irgrid_quads_f32x16(const float* s, const int* first, 
 }
 
 /* Row r's 4 taps of 16 points (their first taps at s + first[k] + offset) as 4 vectors, tap j of point k in
-   lane k of t[j]. */
-IRGRID_AVX512_INLINE void SFX(irgrid_cubic_row_taps)(const float* s, const int* first, irgrid_index offset, __m512* t) {
-    irgrid_quads_f32x16(s, first, offset, 1, t);
+   lane k of t[j], their loads put in place by masked broadcasts (`broadcast`) or by inserts
+   (irgrid_quads_f32x16; cpu.h's irgrid_cpu_row_broadcasts chooses). */
+IRGRID_AVX512_INLINE void SFX(irgrid_cubic_row_taps)(const float* s, const int* first, irgrid_index offset, int broadcast,
+                                                     __m512* t) {
+    irgrid_quads_f32x16(s, first, offset, broadcast, t);
 }
 
 #include "simd_cubic_points_sum.h"
@@ -77,10 +80,10 @@ typedef struct {
 /* Blocks of 16 points whose taps are computed before any is read (as the pair runs batch theirs). */
 #define IRGRID_CUBIC_POINTS_BLOCKS 8
 
-/* irgrid_cubic_points_run_f32x1 with `mirror` (reflection padding) a constant. */
+/* irgrid_cubic_points_run_f32x1 with `mirror` (reflection padding) and `broadcast` (the row loads') constants. */
 IRGRID_AVX512_INLINE irgrid_index irgrid_cubic_points_body_f32x1(const float* s, const float* g, float* y,
         irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
-        int padding, int align, const int mirror, irgrid_index* fallback) {
+        int padding, int align, const int mirror, const int broadcast, irgrid_index* fallback) {
     const int replicate = padding == IRGRID_PAD_BORDER;
     const irgrid_cubic_layout at = irgrid_cubic_layout_of(R, dims, padding != IRGRID_PAD_ZEROS);
     const __m512i no_taps = _mm512_set1_epi32(at.no_taps);
@@ -113,7 +116,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_cubic_points_body_f32x1(const float* s,
                                                  mirror ? (const int (*)[16])rows[i] : NULL, at.pitch,
                                                  at.plane, (const float (*)[4][16])q[i].wt, R,
                                                  mirror && _mm512_movepi32_mask(_mm512_castps_si512(reversed[i])),
-                                                 mirror ? reversed[i] : _mm512_setzero_ps());
+                                                 mirror ? reversed[i] : _mm512_setzero_ps(), broadcast);
                 /* a point without taps is +0, as the row runs leave it */
                 _mm512_mask_storeu_ps(y + c * y_cstride + p0 + 16 * i, q[i].store, _mm512_maskz_mov_ps(q[i].kept, acc));
             }
@@ -127,7 +130,10 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_cubic_points_body_f32x1(const float* s,
 static IRGRID_AVX512 irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y,
         irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims,
         int padding, int align, irgrid_index* fallback) {
-    if (padding == IRGRID_PAD_REFLECTION)
-        return irgrid_cubic_points_body_f32x1(s, g, y, n, channels, y_cstride, R, dims, padding, align, 1, fallback);
-    return irgrid_cubic_points_body_f32x1(s, g, y, n, channels, y_cstride, R, dims, padding, align, 0, fallback);
+#define IRGRID_CUBIC_POINTS_BODY(mirror, broadcast) \
+    irgrid_cubic_points_body_f32x1(s, g, y, n, channels, y_cstride, R, dims, padding, align, mirror, broadcast, fallback)
+    if (irgrid_cpu_row_broadcasts())
+        return padding == IRGRID_PAD_REFLECTION ? IRGRID_CUBIC_POINTS_BODY(1, 1) : IRGRID_CUBIC_POINTS_BODY(0, 1);
+    return padding == IRGRID_PAD_REFLECTION ? IRGRID_CUBIC_POINTS_BODY(1, 0) : IRGRID_CUBIC_POINTS_BODY(0, 0);
+#undef IRGRID_CUBIC_POINTS_BODY
 }

@@ -9,11 +9,11 @@
    end for end in the `reversed` lanes where `reverses`. */
 IRGRID_AVX2_INLINE VF SFX(irgrid_cubic_plane_taps)(const float* s, const int* first, const int (*rows)[LANES],
                                                    irgrid_index offset, irgrid_index pitch, int reverses, VF reversed,
-                                                   const VF* wy, const VF* wx) {
+                                                   const VF* wy, const VF* wx, int broadcast) {
     VF t[4], u, row, acc = ZERO();
     int r, j;
     for (r = 0; r < 4; r++) {
-        SFX(irgrid_cubic_row_taps)(s, rows ? rows[r] : first, rows ? 0 : offset + r * pitch, t);
+        SFX(irgrid_cubic_row_taps)(s, rows ? rows[r] : first, rows ? 0 : offset + r * pitch, broadcast, t);
         for (j = 0; reverses && j < 2; j++) {
             u = t[j];
             t[j] = BLEND(t[j], t[3 - j], reversed);
@@ -30,10 +30,11 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_cubic_plane_taps)(const float* s, const int* fi
 
 /* A block's output in one channel's scratch s, rank R (2 or 3): its points' first taps (`first`; pitch and
    plane: a row's and a plane's floats) or, with reflection, each row's (`rows`, 4 a plane, plane by plane)
-   and the lanes whose rows are reversed, and the weights per dim, outermost first. */
+   and the lanes whose rows are reversed, and the weights per dim, outermost first; `broadcast`: how a row's
+   loads go into place (SFX(irgrid_cubic_row_taps)). */
 IRGRID_AVX2_INLINE VF SFX(irgrid_cubic_rows_sum)(const float* s, const int* first, const int (*rows)[LANES],
                                                  irgrid_index pitch, irgrid_index plane, const float (*wt)[4][LANES],
-                                                 irgrid_index R, int reverses, VF reversed) {
+                                                 irgrid_index R, int reverses, VF reversed, int broadcast) {
     VF wx[4], wy[4], acc;
     int j;
     for (j = 0; j < 4; j++) {
@@ -41,10 +42,12 @@ IRGRID_AVX2_INLINE VF SFX(irgrid_cubic_rows_sum)(const float* s, const int* firs
         wx[j] = LOADU(wt[R - 1][j]);
     }
     if (R == 2)
-        return SFX(irgrid_cubic_plane_taps)(s, first, rows, 0, pitch, reverses, reversed, wy, wx);
-    acc = MUL(LOADU(wt[0][0]), SFX(irgrid_cubic_plane_taps)(s, first, rows, 0, pitch, reverses, reversed, wy, wx));
+        return SFX(irgrid_cubic_plane_taps)(s, first, rows, 0, pitch, reverses, reversed, wy, wx, broadcast);
+    acc = MUL(LOADU(wt[0][0]), SFX(irgrid_cubic_plane_taps)(s, first, rows, 0, pitch, reverses, reversed, wy, wx,
+                                                            broadcast));
     for (j = 1; j < 4; j++)
         acc = FMADD(LOADU(wt[0][j]), SFX(irgrid_cubic_plane_taps)(s, first, rows ? rows + 4 * j : NULL, j * plane,
-                                                                   pitch, reverses, reversed, wy, wx), acc);
+                                                                   pitch, reverses, reversed, wy, wx, broadcast),
+                    acc);
     return acc;
 }
