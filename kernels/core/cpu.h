@@ -120,6 +120,19 @@ static inline int irgrid_cpu_prefetches(void) {
     return !amd ? IRGRID_PREFETCH_WINDOWS | IRGRID_PREFETCH_ROWS : amd >= 0x1A ? 0 : IRGRID_PREFETCH_ROWS;
 }
 
+/* Blocks of 16 points whose taps a few-channel run computes before it reads any (at most 8): the 16-lane
+   pair run outside runs of items (simd_pairs.h's PAIRS_BATCH, simd_pairs_pixels.h) and cubic's run by
+   points (simd_cubic_points.h). 4 (64 points) on AMD's family 0x19, of which Zen 4 runs this 512-bit code,
+   else 8. On Zen 4, the pair run (2-D bilinear and 3-D trilinear of one to three channels, `ab.py
+   --paired`, 30 pairs): 4 blocks took 0.94-0.97x the time of 8 on random grids at 2 threads and
+   0.94-0.99x at 1 thread, 0.98-1.03x on smooth ones; 2 blocks 0.96-1.12x, 16 blocks 1.04-1.07x
+   (benchmarks/README.md, "Zen 4 again: the build since run 96, 16-channel pixels, the pair run's batch");
+   cubic's run (bicubic of one to three channels, tricubic of one channel, 16 pairs): 4 took 0.95-0.98x on
+   random grids at 2 threads (tricubic 1.00x) and 0.99-1.01x on smooth ones, at one thread 0.96-0.99x and
+   0.99-1.00x; 2 took 0.93-1.04x ("Zen 4: cubic's row loads by inserts"). 8 was chosen on Zen 5 (simd_pairs.h's
+   PAIRS_BATCH says how); not measured on Intel cores, which keep it. */
+static inline int irgrid_cpu_batch_blocks(void) { return irgrid_cpu_amd_family() == 0x19 ? 4 : 8; }
+
 /* Whether workers that sample one channel group's scratch together, on a scattered grid, lose to each
    sampling a smaller group of its own: on AMD's family 0x19 (Zen 4; Zen 3, also 0x19, has no AVX-512 and
    so never reaches the 16-channel pixels this decides about). There binned 3-D cubic of 9 to 16 channels

@@ -77,16 +77,10 @@ typedef struct {
     __mmask16 kept, store;
 } irgrid_cubic_points16;
 
-/* Blocks of 16 points whose taps are computed before any is read (as the pair runs batch theirs): at most
-   IRGRID_CUBIC_POINTS_BLOCKS, half as many on AMD's family 0x19 (Zen 4), where 4 took 0.95-0.98x the time
-   of 8 on random grids at 2 threads (bicubic of one to three channels; tricubic of one channel 1.00x) and
-   0.99-1.01x on smooth ones (`ab.py --paired`, 16 pairs; at one thread 0.96-0.99x and 0.99-1.00x), 2 took
-   0.93-1.04x (benchmarks/README.md, "Zen 4: cubic's row loads by inserts"). The batch only orders taps and
-   reads: the same bits. */
+/* Blocks of 16 points whose taps are computed before any is read, as the pair runs batch theirs (cpu.h's
+   irgrid_cpu_batch_blocks: 4 or 8); the arrays hold the most. The batch only orders taps and reads: the
+   same bits. */
 #define IRGRID_CUBIC_POINTS_BLOCKS 8
-static inline int irgrid_cubic_points_blocks(void) {
-    return irgrid_cpu_amd_family() == 0x19 ? IRGRID_CUBIC_POINTS_BLOCKS / 2 : IRGRID_CUBIC_POINTS_BLOCKS;
-}
 
 /* irgrid_cubic_points_run_f32x1 with `mirror` (reflection padding) and `broadcast` (the row loads') constants. */
 IRGRID_AVX512_INLINE irgrid_index irgrid_cubic_points_body_f32x1(const float* s, const float* g, float* y,
@@ -102,7 +96,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_cubic_points_body_f32x1(const float* s,
     __m512 acc;
     __m512i first;
     int i, blocks;
-    const int batch = irgrid_cubic_points_blocks();
+    const int batch = irgrid_cpu_batch_blocks();
     for (p0 = 0; p0 < n; p0 += 16 * batch) {
         for (i = 0, p = p0; i < batch && p < n; i++, p += 16) {
             m = n - p < 16 ? n - p : 16;

@@ -385,17 +385,6 @@ IRGRID_AVX2_INLINE void irgrid_prefetch_pairs(const float* xc, const int* top, c
    longer than the core's window). */
 #define IRGRID_PAIRS_BLOCKS 16
 
-/* The blocks a batch of the pair run holds where its points are not a run of items (simd_pairs.h,
-   PAIRS_BATCH): 4 (64 points) on AMD's family 0x19, of which Zen 4 runs this 512-bit code, else 8.
-   On Zen 4 (2-D bilinear and 3-D trilinear of one to three channels, `ab.py --paired`, 30 pairs) 4 blocks
-   took 0.94-0.97x the time of 8 on random grids at 2 threads and 0.94-0.99x at 1 thread, 0.98-1.03x on
-   smooth ones; 2 blocks 0.96-1.12x, 16 blocks 1.04-1.07x (benchmarks/README.md, "Zen 4 again: the build
-   since run 96, 16-channel pixels, the pair run's batch"). 8 was chosen on Zen 5 (simd_pairs.h's
-   PAIRS_BATCH says how); not measured on Intel cores, which keep it. */
-static inline int irgrid_pair_run_blocks(void) {
-    return irgrid_cpu_amd_family() == 0x19 ? IRGRID_PAIRS_BLOCKS / 4 : IRGRID_PAIRS_BLOCKS / 2;
-}
-
 /* A dim's floor and weights: x0 = floor(x) as an integer, the weights of x0 and x0 + 1 (irgrid_dim_taps'
    linear taps, lane for lane). */
 IRGRID_AVX512_INLINE __m512i irgrid_pair_floor(__m512 x, __m512* w) {

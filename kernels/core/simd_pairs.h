@@ -5,11 +5,11 @@
 #define PAIRS_ROWS (PAIRS_RANK == 3 ? 4 : 2)
 /* Blocks whose taps are computed before any is read: IRGRID_PAIRS_BLOCKS (256 points) for a run of
    items, whose prefetched lines need that long to arrive (RAFT's random lookups took 1.14x the time with
-   128), else irgrid_pair_run_blocks: 128 points (Zen 5, paired, 2 threads: 2-D 0.93-0.96x the time of 256
+   128), else cpu.h's irgrid_cpu_batch_blocks: 128 points (Zen 5, paired, 2 threads: 2-D 0.93-0.96x the time of 256
    on random grids and 0.99-1.01x on smooth ones, 3-D 0.94x and 0.99x, at 1 thread too; 64 points in 3-D
    1.03x on smooth grids; 2-D's 4 and 32 blocks measured 0.97-1.1x; benchmarks/README.md, "AVX2 on an
    AVX-512 host", where the 8-lane run's batches were measured first), 64 on Zen 4. */
-#define PAIRS_BATCH(items) ((items) != NULL ? IRGRID_PAIRS_BLOCKS : irgrid_pair_run_blocks())
+#define PAIRS_BATCH(items) ((items) != NULL ? IRGRID_PAIRS_BLOCKS : irgrid_cpu_batch_blocks())
 #define PSFX_(name, r) name##_##r##d
 #define PSFX_EXPAND(name, r) PSFX_(name, r)
 #define PSFX(name) PSFX_EXPAND(name, PAIRS_RANK)

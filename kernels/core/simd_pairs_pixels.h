@@ -49,7 +49,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_pixels_body(const float* s, const
         irgrid_index channels, irgrid_index y_cstride, int pixel, const irgrid_index* dims, int padding, int align,
         irgrid_index* fallback) {
     irgrid_pairs16_2d q[IRGRID_PAIRS_BLOCKS];
-    const int batch = irgrid_pair_run_blocks();
+    const int batch = irgrid_cpu_batch_blocks();
     irgrid_pair_dim d[2];
     irgrid_index p0, p, found = 0;
     int i, blocks;
