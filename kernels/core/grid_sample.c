@@ -514,12 +514,30 @@ static int rows_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
            && (p->binning == IRGRID_POLICY_ALWAYS || scattered_grid(p));
 }
 
+/* Whether the generic interleaved run (simd_interleave.h) streams a large output with non-temporal stores.
+   16-channel pixels do from a group's 1 MiB (IRGRID_STREAMS, a line a block). 8-channel pixels write half a
+   line a block, so they stream two blocks at a time, from IRGRID_STREAM_PAIRS_MIN_BYTES a group, and only
+   f32 linear (and cubic without a row scratch) on a grid the plan judges scattered (scattered_grid): on
+   Zen 4 random grids took 0.73-0.91x the time streamed (X 1x16x512x512 on the shared scratch 0.73x, 3-D
+   1x16x32x64x64 0.79-0.86x), the scratch keeping L3 for the reads that output lines would have evicted;
+   smooth grids, whose reads the prefetchers cover, took 0.91-1.08x (1.075x at one thread in 3-D), and
+   nearest 1.02-1.04x on random ones (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels
+   streamed"). */
+static int stream_output(irgrid_grid_sample* p, irgrid_index itemsize) {
+    if (p->lanes == 16)
+        return 1;
+    return p->lanes == 8 && itemsize == 4 && p->mode != IRGRID_MODE_NEAREST
+           && min_index(p->channels, 8) * p->points * itemsize >= IRGRID_STREAM_PAIRS_MIN_BYTES
+           && (p->binning == IRGRID_POLICY_ALWAYS || (p->binning == IRGRID_POLICY_AUTO && scattered_grid(p)));
+}
+
 static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     irgrid_schedule* s = &p->schedule;
     const irgrid_index bin_segment = min_index(p->points, BIN_SEGMENT);
     irgrid_index items = p->batch, segment = p->points, span, n_units;
     int binned = 0, shared = 0, rows_outer;
     p->groups = ceil_div(p->channels, p->lanes);
+    p->streams = stream_output(p, itemsize);
     p->scratch_items = (scratch_pixels(p) * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
     if (shared_large(p, p->scratch_items * itemsize) || shared_pixels(p))
         return plan_shared(p, itemsize);
@@ -669,6 +687,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     p->pixel = 0;
     p->piece = 0;
     p->per_call = 0;
+    p->streams = 0;
     if (p->dtype != IRGRID_F32 && p->dtype != IRGRID_F64)
         return IRGRID_E_MODE;
     if (rank < 1 || rank > IRGRID_MAX_RANK || ((p->affine || p->displaced) && rank > IRGRID_AFFINE_MAX_RANK))

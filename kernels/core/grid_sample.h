@@ -71,7 +71,9 @@ typedef struct irgrid_grid_sample {
     /* Path policies (irgrid's runtime sets them from use_simd / use_interleave / use_binning). */
     int simd;                                 /* 1: vector paths where the CPU has AVX2 and FMA */
     int interleave;                           /* IRGRID_POLICY_*: AUTO from a few channels on */
-    int binning;                              /* IRGRID_POLICY_*: AUTO for chunks judged scattered */
+    int binning;                              /* IRGRID_POLICY_*: AUTO for chunks judged scattered; also
+                                                 the other choices made for a scattered grid (ALWAYS: as
+                                                 for one, NEVER: as for a smooth one) */
     int gathers;                              /* IRGRID_POLICY_*: the gather path reads with AVX2 gathers
                                                  (ALWAYS), scalar loads (NEVER) or, AUTO, whichever this
                                                  CPU runs faster (irgrid_grid_sample_gathers_pay); the
@@ -101,6 +103,8 @@ typedef struct irgrid_grid_sample {
     int per_call;                             /* 1: the schedule depends on the grid's values (grid_sample.c's
                                                  shared_pixels): a driver that keeps a plan between calls
                                                  plans again for each call's grid */
+    int streams;                              /* the interleaved run streams a large output past the caches
+                                                 (grid_sample.c's stream_output) */
     int pixel;                                /* 2-D nearest by points (simd_nearest_points.h): floats a
                                                  pixel, 1 (X's own planes: the gather path) or 2 or 4 (the
                                                  interleaved path's scratch); 0: not this run */

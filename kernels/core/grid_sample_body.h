@@ -197,7 +197,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     irgrid_index n_fallback;
     const irgrid_index rank = p->rank;
     const int rows = p->rows;
-#if IRGRID_WIDE_PIXELS  /* (one-channel pixels and nearest by points: f32 only) */
+#if IRGRID_WIDE_PIXELS  /* (one-channel pixels, nearest by points and 8-channel pixels streamed: f32 only) */
     if (p->pixel == 1 && !p->wide)
         n_fallback = irgrid_nearest8_f32(xb, g, yb, n, channels, y_cstride, p->plane, p->dims, p->padding,
                                           p->align_corners, p->loads, fallback);
@@ -211,6 +211,9 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     else if (scratch != NULL && rows == 2)
         n_fallback = (p->wide ? irgrid_cubic_points_run_f32x1 : irgrid_cubic_points8_run_f32x1)(
             scratch, g, yb, n, channels, y_cstride, rank, p->dims, p->padding, p->align_corners, fallback);
+    else if (scratch != NULL && !rows && p->streams && p->lanes == 8)
+        n_fallback = irgrid_interleaved_streamed_f32(scratch, g, yb, n, channels, y_cstride, p->plane, rank, p->dims,
+                                                     p->strides, p->mode, p->padding, p->align_corners, fallback);
     else
 #endif
     if (scratch != NULL && rank == 2 && rows)
@@ -222,7 +225,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     else if (scratch != NULL)
         n_fallback = IRGRID_PIXELS_FN(p, irgrid_interleaved_sample)(scratch, g, yb, n, channels, y_cstride, p->plane,
                                                                     rank, p->dims, p->strides, p->mode, p->padding,
-                                                                    p->align_corners, fallback);
+                                                                    p->align_corners, p->streams, fallback);
     else
         n_fallback = IRGRID_FN(irgrid_simd_sample)(xb, g, yb, n, channels, p->plane, y_cstride, rank, p->dims,
                                                    p->strides, p->mode, p->padding, p->align_corners, p->loads,

@@ -41,7 +41,7 @@ static int same_plan(const irgrid_grid_sample* a, const irgrid_grid_sample* b) {
     int k;
     if (a->path != b->path || a->loads != b->loads || a->wide != b->wide || a->group != b->group
         || a->span != b->span || a->lanes != b->lanes || a->rows != b->rows || a->pixel != b->pixel
-        || a->piece != b->piece || a->bin_chunk != b->bin_chunk || a->n_tiles != b->n_tiles
+        || a->piece != b->piece || a->bin_chunk != b->bin_chunk || a->n_tiles != b->n_tiles || a->streams != b->streams
         || (a->path == IRGRID_GS_BINNED && a->binning != b->binning))  /* (the sort reads binning ALWAYS) */
         return 0;
     if (s->phases != t->phases || s->rounds != t->rounds || s->workers != t->workers || s->in_order != t->in_order

@@ -48,17 +48,25 @@
 #define IRGRID_PAIRS_CHANNELS 4
 #endif
 
-/* 3-D cubic (irgrid_cubic3d_run, irgrid_unbin) streams a channel group's output past the caches from
-   this many bytes on (a core's L2): an output that large has left them before anything reads it, and
-   a regular store first reads each line it writes (benchmarks/README.md, "Streaming tricubic's
-   output") */
+/* 3-D cubic (irgrid_cubic3d_run, irgrid_unbin) and the 16-channel interleaved run stream a channel
+   group's output past the caches from this many bytes on (a core's L2): an output that large has left
+   them before anything reads it, and a regular store first reads each line it writes (benchmarks/README.md,
+   "Streaming tricubic's output") */
 #define IRGRID_STREAM_MIN_BYTES (1 << 20)
 
+/* The 8-channel interleaved run of linear (and the generic run's cubic) streams its output, two blocks a
+   line, from this many bytes a group on: below it, a benchmark's repeated calls find their output in L3
+   and regular stores took 1.07-1.10x the time (X 1x8x256x256, 2 MiB a group); from 4 MiB streaming took
+   0.67-0.89x on random grids (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels
+   streamed"). */
+#define IRGRID_STREAM_PAIRS_MIN_BYTES (4 << 20)
+
 /* Whether a planar output y (its channel planes y_cstride items of type T apart) is streamed: its
-   planes start on 64-byte lines and together reach IRGRID_STREAM_MIN_BYTES. */
-#define IRGRID_STREAMS(y, y_cstride, channels, T)                                                       \
+   planes start on 64-byte lines and together reach min_bytes. */
+#define IRGRID_STREAMS_FROM(y, y_cstride, channels, T, min_bytes)                                       \
     (((uintptr_t)(y) & 63) == 0 && (((y_cstride) * (irgrid_index)sizeof(T)) & 63) == 0                   \
-     && (channels) * (y_cstride) * (irgrid_index)sizeof(T) >= IRGRID_STREAM_MIN_BYTES)
+     && (channels) * (y_cstride) * (irgrid_index)sizeof(T) >= (min_bytes))
+#define IRGRID_STREAMS(y, y_cstride, channels, T) IRGRID_STREAMS_FROM(y, y_cstride, channels, T, IRGRID_STREAM_MIN_BYTES)
 
 /* An interleaved run's block of outputs, transposed (acc[c]: channel c of the block's points), into
    the planar y: channel c's points [p, p + m) at y + c * y_cstride + p, masked where m < LANES
@@ -526,6 +534,10 @@ static void irgrid_interleave_rows_f64(const double* x, irgrid_index channels, i
         const irgrid_index* dims, irgrid_index z0, irgrid_index z1, double* s) {}
 static irgrid_index irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
+        const irgrid_index* strides, int mode, int padding, int align, int streams, irgrid_index* fallback)
+        { return -1; }
+static irgrid_index irgrid_interleaved_streamed_f32(const float* s, const float* g, float* y, irgrid_index n,
+        irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
 static irgrid_index irgrid_cubic3d_run_f32(const float* s, const float* g, float* y, irgrid_index n, irgrid_index channels,
         irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align, irgrid_index* fallback)
@@ -543,7 +555,8 @@ static void irgrid_unbin_f64(const double* out, const int* slot, irgrid_index n,
         irgrid_index y_cstride) {}
 static irgrid_index irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
-        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
+        const irgrid_index* strides, int mode, int padding, int align, int streams, irgrid_index* fallback)
+        { return -1; }
 static void irgrid_interleave_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
         irgrid_index plane, float* s) {}
 static void irgrid_interleave_plane2d_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
@@ -562,7 +575,8 @@ static void irgrid_unbin_f32x16(const float* out, const int* slot, irgrid_index 
         irgrid_index y_cstride) {}
 static irgrid_index irgrid_interleaved_sample_f32x16(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
-        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
+        const irgrid_index* strides, int mode, int padding, int align, int streams, irgrid_index* fallback)
+        { return -1; }
 static irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims, int padding,
         int align, irgrid_index* fallback) { return -1; }

@@ -73,10 +73,12 @@ IRGRID_AVX2_INLINE void SFX(irgrid_block_taps)(const FT* g, irgrid_index p, irgr
    block ends where the output's planes reach a line, so that every later block writes whole lines:
    OpenVINO hands an op outputs on 32-byte boundaries, and there each 64-byte store crossed two lines
    (the 16-channel run took as long as the 8-channel one inside OpenVINO, 0.51-0.52 ms on 2-D
-   bilinear smooth). A large output's whole lines are streamed (IRGRID_STREAMS). */
+   bilinear smooth). Where the plan lets it (`streams`: grid_sample.c's stream_output), a large output's whole
+   lines are streamed past the caches (IRGRID_STREAMS; 8 lanes: IRGRID_STREAM_PAIRS_MIN_BYTES, two blocks a
+   line, irgrid_interleaved_streamed). */
 IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, int rank, const irgrid_index* dims,
-        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) {
+        const irgrid_index* strides, int mode, int padding, int align, int streams, irgrid_index* fallback) {
     VF acc[LANES], store_mask;
     FT wt[2][IRGRID_INTERLEAVE_TAPS][LANES], lanes[LANES];
     int pix[2][IRGRID_INTERLEAVE_TAPS][LANES], t, lane, cur = 0;  /* two blocks' taps: this one, the next */
@@ -88,7 +90,13 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
     const uintptr_t misaligned = (uintptr_t)y & 63;
     const irgrid_index head = LANES == 16 && misaligned % sizeof(FT) == 0 && misaligned
                               ? (irgrid_index)((64 - misaligned) / sizeof(FT)) : LANES;
-    const int stream = LANES == 16 && IRGRID_STREAMS(y + head % LANES, y_cstride, channels, FT);
+    const int stream = LANES == 16 && streams && IRGRID_STREAMS(y + head % LANES, y_cstride, channels, FT);
+    /* 8 lanes: a block's outputs are half a line a channel, so two blocks are streamed together, the
+       first held (an output on 32-byte boundaries, as OpenVINO hands one, from its first whole line) */
+    const int pairs = LANES == 8 && sizeof(FT) == 4 && streams && ((uintptr_t)y & 31) == 0
+                      && IRGRID_STREAMS_FROM(y + ((uintptr_t)y & 32) / sizeof(FT), y_cstride, channels, FT,
+                                             IRGRID_STREAM_PAIRS_MIN_BYTES);
+    VF pending[LANES];
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;
     m = n < head ? n : head;  /* this block's points */
@@ -114,11 +122,19 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
         if (stream && m == LANES)
             for (c = 0; c < channels; c++)
                 STREAM(y + c * y_cstride + p, acc[c]);
+        else if (pairs && m == LANES && ((uintptr_t)(y + p) & 63) == 0 && p + 2 * LANES <= n)
+            for (c = 0; c < channels; c++)  /* the first of a pair: held */
+                pending[c] = acc[c];
+        else if (pairs && m == LANES && ((uintptr_t)(y + p) & 63) && p >= LANES)  /* the second: a line each */
+            for (c = 0; c < channels; c++) {
+                STREAM(y + c * y_cstride + p - LANES, pending[c]);
+                STREAM(y + c * y_cstride + p, acc[c]);
+            }
         else
             IRGRID_STORE_PLANAR(acc, y, y_cstride, p, m, channels, lanes, store_mask, c);
         m = n - next < LANES ? n - next : LANES;
     }
-    if (stream)
+    if (stream || pairs)
         _mm_sfence();
     return nf;
 }
@@ -130,11 +146,29 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
 static IRGRID_AVX2 __attribute__((aligned(4096))) irgrid_index SFX(irgrid_interleaved_sample)(const FT* s,
         const FT* g, FT* y, irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index plane,
         irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
-        irgrid_index* fallback) {
+        int streams, irgrid_index* fallback) {
 #define IRGRID_RUN(r, md) SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, r, dims, strides, md, \
-                                                      padding, align, fallback)
+                                                      padding, align, LANES == 16 && streams, fallback)
     if (rank == 2)
         return mode == 0 ? IRGRID_RUN(2, 0) : (mode == 1 ? IRGRID_RUN(2, 1) : IRGRID_RUN(2, 2));
     return mode == 0 ? IRGRID_RUN(3, 0) : (mode == 1 ? IRGRID_RUN(3, 1) : IRGRID_RUN(3, 2));
 #undef IRGRID_RUN
 }
+
+#if LANES == 8
+/* The 8-lane f32 run of linear (and cubic without a row scratch) streaming a large output two blocks a
+   line, where the plan says so (grid_sample.c's stream_output). A function of its own, page-aligned as
+   irgrid_interleaved_sample is, so that that one's 8-lane runs keep their code: with a variable choosing
+   the stores inside them, 3-D trilinear on a smooth grid took 1.04x the time at one thread. */
+static IRGRID_AVX2 __attribute__((aligned(4096))) irgrid_index SFX(irgrid_interleaved_streamed)(const FT* s,
+        const FT* g, FT* y, irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index plane,
+        irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
+        irgrid_index* fallback) {
+#define IRGRID_RUN(r, md) SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, r, dims, strides, md, \
+                                                      padding, align, 1, fallback)
+    if (rank == 2)
+        return mode == 1 ? IRGRID_RUN(2, 1) : IRGRID_RUN(2, 2);
+    return mode == 1 ? IRGRID_RUN(3, 1) : IRGRID_RUN(3, 2);
+#undef IRGRID_RUN
+}
+#endif

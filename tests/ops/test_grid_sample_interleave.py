@@ -6,8 +6,8 @@ cubic) and, for 3-D cubic, onnx.reference's GridSample-22:
 - every channel count 1..17 (partial groups), odd point counts, all paddings, align_corners, f32, f64;
 - NaN, Inf and huge coordinates among ordinary ones (the scalar path's values for those);
 - zeros padding next to Inf/NaN in X (the zero pixel stands in for dropped taps);
-- pixels of 8 and of 16 f32 channels (`sampling.use_avx512`), and the 16-channel run's non-temporal
-  stores of a large output; cubic's pixels of one channel (one to three channels, zeros or border padding,
+- pixels of 8 and of 16 f32 channels (`sampling.use_avx512`), and the runs' non-temporal stores of
+  a large output; cubic's pixels of one channel (one to three channels, zeros or border padding,
   16 or 8 points a vector);
   2-D nearest of one to four channels by points (its own run, taken with the policy "auto");
 - 1 vs 2 threads and blockings (points split into spans) bitwise, and bitwise equal to the gather
@@ -652,6 +652,57 @@ def test_16_channel_pixels_stream_a_large_output(rank, mode):
             plan(x, grid, unaligned, threads)
             assert unaligned.tobytes() == gathered.tobytes(), offset
     np.testing.assert_allclose(gathered.reshape(1, 17, -1)[:, :, :64], expected.reshape(1, 17, -1),
+                               **TOLERANCES[np.float32])
+
+
+@pytest.mark.parametrize("rank,out_dims", [(2, (256, 513)), (3, (4, 128, 257)), (2, (512, 513))],
+                         ids=["2-D", "3-D", "2-D shared scratch"])
+def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
+    """With 8-channel pixels (the avx512 policy "never"), linear's interleaved run streams a group's
+    output of 4 MiB or more on a scattered grid two blocks (a line a channel) at a time with
+    non-temporal stores (simd_interleave.h, IRGRID_STREAM_PAIRS_MIN_BYTES; grid_sample.c's
+    stream_output), the first block held; from the first whole line where the output starts 32 bytes
+    past one, as OpenVINO hands it: bitwise the same into a fresh output (on a line) and into outputs 16
+    bytes (regular stores) and 32 bytes past a line, and the gather path's, at 1 and 2 threads, special
+    coordinates among the points (the scalar path writes theirs after the stream); the first points
+    against onnxruntime. 9 channels: a streamed group and a group of 1 (regular stores). A 512 x 513
+    grid over a 512 x 512 plane takes the shared scratch. The binning policy pins the grid's judgement
+    (never: regular stores), a smooth grid of the same size is not streamed, nor a smaller output."""
+    rng = keyed_rng("pairs-stream", rank, *out_dims)
+    grid = dyadic(rng, (1, *out_dims, rank), 1.3, oracle_step(rank, "linear"))  # 131328 points or more
+    spatial = ((512, 512) if out_dims[0] == 512 else (9, 10)) if rank == 2 else (5, 6, 7)
+    x = rng.uniform(-1, 1, (1, 9, *spatial))
+    first = grid.reshape(1, *(1,) * (rank - 1), -1, rank)[..., :64, :]
+    expected = run_ort_grid_sample(x, first, "linear", "zeros", False)
+    grid.reshape(-1, rank)[1000::997, rng.integers(0, rank)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    x, grid = x.astype(np.float32), grid.astype(np.float32)
+    was = sampling.use_avx512("never")
+    try:
+        sampling.use_interleave("auto")
+        plan = sample_plan(x.shape, grid.shape, np.float32, "linear", "zeros", False)
+        route = "shared 8" if out_dims[0] == 512 else "interleaved 8"
+        assert plan.route(2, grid) == route + " streamed"
+        smooth = np.broadcast_to(np.stack(np.meshgrid(*[np.linspace(-1, 1, n, dtype=np.float32)
+                                                         for n in out_dims], indexing="ij")[::-1], -1), grid.shape)
+        assert plan.route(2, smooth) == route
+        fewer = np.ascontiguousarray(grid[..., :out_dims[-2] // 4, :, :])  # 1-2 MiB a group
+        assert sample_plan(x.shape, fewer.shape, np.float32, "linear", "zeros", False).route(2, fewer) == route
+        _, gathered = _paths(x, grid, "linear", "zeros", False)
+        for policy in ("never", "auto"):
+            sampling.use_binning(policy)
+            assert plan.route(2, grid) == route + ("" if policy == "never" else " streamed")
+            for threads in (1, 2):
+                streamed = plan(x, grid, None, threads)
+                assert streamed.ctypes.data % 64 == 0
+                assert streamed.tobytes() == gathered.tobytes()
+                for offset in (16, 32):
+                    unaligned = unaligned_out(plan.out_shape, np.float32, offset)
+                    plan(x, grid, unaligned, threads)
+                    assert unaligned.tobytes() == gathered.tobytes(), offset
+    finally:
+        sampling.use_avx512(was)
+        sampling.use_binning("auto")
+    np.testing.assert_allclose(gathered.reshape(1, 9, -1)[:, :, :64], expected.reshape(1, 9, -1),
                                **TOLERANCES[np.float32])
 
 
