@@ -58,8 +58,11 @@
    line, from this many bytes a group on: below it, a benchmark's repeated calls find their output in L3
    and regular stores took 1.07-1.10x the time (X 1x8x256x256, 2 MiB a group); from 4 MiB streaming took
    0.67-0.89x on random grids (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels
-   streamed"). */
+   streamed"). The native fuzz targets lower it (tests/fuzz/native/build_targets.py), so that their small
+   problems reach that run. */
+#ifndef IRGRID_STREAM_PAIRS_MIN_BYTES
 #define IRGRID_STREAM_PAIRS_MIN_BYTES (4 << 20)
+#endif
 
 /* Whether a planar output y (its channel planes y_cstride items of type T apart) is streamed: its
    planes start on 64-byte lines and together reach min_bytes. */

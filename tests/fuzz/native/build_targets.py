@@ -29,6 +29,9 @@ SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
 # -O1 for the campaign (grid_sample.c then takes 140 s to compile with both sanitizers on this Xeon host, -O0
 # 65 s, and runs the inputs several times faster); CI's short runs build at -O0 (tests/fuzz/test_fuzz_native.py).
 FLAGS = ["-g", "-fno-omit-frame-pointer", "-ffp-contract=off", *SANITIZE]
+# GridSample's 8-channel pixels stream a group's output from 4 MiB on (kernels/core/simd.h), past any problem
+# the harness builds (at most about 23,000 points); from 16 KiB (512 points of 8 channels) they reach it.
+CORE_DEFINES = ["-DIRGRID_STREAM_PAIRS_MIN_BYTES=16384"]
 # The kernels' loops compare indices and coordinates at every tap, and libFuzzer's comparison tracing
 # (trace-cmp: a call per comparison, for its value profile and its table of operands to splice into inputs)
 # took 68% of fuzz_grid_sample's time (perf, 2026-11-29), for operands that are computed floats, not input
@@ -81,7 +84,7 @@ def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1, 
         # a harness links libFuzzer's main; the code under test gets its coverage instrumentation only
         fuzzer = ["-fsanitize=fuzzer" if source in harnesses else "-fsanitize=fuzzer-no-link"]
         if source.parent == CORE:
-            fuzzer += KERNEL_COVERAGE
+            fuzzer += KERNEL_COVERAGE + CORE_DEFINES
         subprocess.run([compiler, std, *FLAGS, optimize, *fuzzer, *includes, "-c", str(source), "-o", str(obj)],
                        check=True)
 
