@@ -71,9 +71,7 @@ typedef struct irgrid_grid_sample {
     /* Path policies (irgrid's runtime sets them from use_simd / use_interleave / use_binning). */
     int simd;                                 /* 1: vector paths where the CPU has AVX2 and FMA */
     int interleave;                           /* IRGRID_POLICY_*: AUTO from a few channels on */
-    int binning;                              /* IRGRID_POLICY_*: AUTO for chunks judged scattered; also
-                                                 the other choices made for a scattered grid (ALWAYS: as
-                                                 for one, NEVER: as for a smooth one) */
+    int binning;                              /* IRGRID_POLICY_*: AUTO for chunks judged scattered */
     int gathers;                              /* IRGRID_POLICY_*: the gather path reads with AVX2 gathers
                                                  (ALWAYS), scalar loads (NEVER) or, AUTO, whichever this
                                                  CPU runs faster (irgrid_grid_sample_gathers_pay); the

@@ -81,9 +81,8 @@ def use_simd(bint on) -> bool:
 
 def use_binning(str policy) -> str:
     """Choose when 3-D cubic's interleaved run takes a grid's points tile by tile ("auto": spans that
-    the core's binning (kernels/core/binning.h) judges scattered, "never", "always"), and so the
-    other choices the plan makes for a scattered grid (8-channel pixels' streamed outputs, binned 3-D
-    cubic's scratch); returns the previous policy. For tests and comparisons."""
+    the core's binning (kernels/core/binning.h) judges scattered, "never", "always"); returns the
+    previous policy. For tests and comparisons."""
     global bin_policy
     was = POLICY_NAMES[bin_policy]
     bin_policy = POLICIES[policy]

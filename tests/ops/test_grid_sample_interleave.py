@@ -666,8 +666,8 @@ def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
     bytes (regular stores) and 32 bytes past a line, and the gather path's, at 1 and 2 threads, special
     coordinates among the points (the scalar path writes theirs after the stream); the first points
     against onnxruntime. 9 channels: a streamed group and a group of 1 (regular stores). A 512 x 513
-    grid over a 512 x 512 plane takes the shared scratch. The binning policy pins the grid's judgement
-    (never: regular stores), a smooth grid of the same size is not streamed, nor a smaller output."""
+    grid over a 512 x 512 plane takes the shared scratch. A smooth grid of the same size is not streamed,
+    nor a smaller output, whatever the binning policy."""
     rng = keyed_rng("pairs-stream", rank, *out_dims)
     grid = dyadic(rng, (1, *out_dims, rank), 1.3, oracle_step(rank, "linear"))  # 131328 points or more
     spatial = ((512, 512) if out_dims[0] == 512 else (9, 10)) if rank == 2 else (5, 6, 7)
@@ -684,21 +684,21 @@ def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
         assert plan.route(2, grid) == route + " streamed"
         smooth = np.broadcast_to(np.stack(np.meshgrid(*[np.linspace(-1, 1, n, dtype=np.float32)
                                                          for n in out_dims], indexing="ij")[::-1], -1), grid.shape)
-        assert plan.route(2, smooth) == route
         fewer = np.ascontiguousarray(grid[..., :out_dims[-2] // 4, :, :])  # 1-2 MiB a group
-        assert sample_plan(x.shape, fewer.shape, np.float32, "linear", "zeros", False).route(2, fewer) == route
-        _, gathered = _paths(x, grid, "linear", "zeros", False)
-        for policy in ("never", "auto"):
+        for policy in ("never", "always", "auto"):
             sampling.use_binning(policy)
-            assert plan.route(2, grid) == route + ("" if policy == "never" else " streamed")
-            for threads in (1, 2):
-                streamed = plan(x, grid, None, threads)
-                assert streamed.ctypes.data % 64 == 0
-                assert streamed.tobytes() == gathered.tobytes()
-                for offset in (16, 32):
-                    unaligned = unaligned_out(plan.out_shape, np.float32, offset)
-                    plan(x, grid, unaligned, threads)
-                    assert unaligned.tobytes() == gathered.tobytes(), offset
+            assert plan.route(2, grid) == route + " streamed"
+            assert plan.route(2, smooth) == route
+            assert sample_plan(x.shape, fewer.shape, np.float32, "linear", "zeros", False).route(2, fewer) == route
+        _, gathered = _paths(x, grid, "linear", "zeros", False)
+        for threads in (1, 2):
+            streamed = plan(x, grid, None, threads)
+            assert streamed.ctypes.data % 64 == 0
+            assert streamed.tobytes() == gathered.tobytes()
+            for offset in (16, 32):
+                unaligned = unaligned_out(plan.out_shape, np.float32, offset)
+                plan(x, grid, unaligned, threads)
+                assert unaligned.tobytes() == gathered.tobytes(), offset
     finally:
         sampling.use_avx512(was)
         sampling.use_binning("auto")
