@@ -517,7 +517,7 @@ static int rows_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
 /* Whether the generic interleaved run (simd_interleave.h) streams a large output with non-temporal stores.
    16-channel pixels do from a group's 1 MiB (IRGRID_STREAMS, a line a block). 8-channel pixels write half a
    line a block, so they stream two blocks at a time, from IRGRID_STREAM_PAIRS_MIN_BYTES a group, and only
-   f32 linear (and cubic without a row scratch) on a grid the plan judges scattered (scattered_grid; no policy
+   f32 linear (and cubic without a row scratch: cubic's row runs choose their own stores) on a grid the plan judges scattered (scattered_grid; no policy
    pins it: a tuner's first calls, in a fresh process, found it faster on smooth grids too): on
    Zen 4 random grids took 0.73-0.91x the time streamed (X 1x16x512x512 on the shared scratch 0.73x, 3-D
    1x16x32x64x64 0.79-0.86x), the scratch keeping L3 for the reads that output lines would have evicted;
@@ -527,7 +527,7 @@ static int rows_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
 static int stream_output(irgrid_grid_sample* p, irgrid_index itemsize) {
     if (p->lanes == 16)
         return 1;
-    return p->lanes == 8 && itemsize == 4 && p->mode != IRGRID_MODE_NEAREST
+    return p->lanes == 8 && itemsize == 4 && p->mode != IRGRID_MODE_NEAREST && !p->rows
            && min_index(p->channels, 8) * p->points * itemsize >= IRGRID_STREAM_PAIRS_MIN_BYTES && scattered_grid(p);
 }
 

@@ -667,7 +667,7 @@ def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
     coordinates among the points (the scalar path writes theirs after the stream); the first points
     against onnxruntime. 9 channels: a streamed group and a group of 1 (regular stores). A 512 x 513
     grid over a 512 x 512 plane takes the shared scratch. A smooth grid of the same size is not streamed,
-    nor a smaller output, whatever the binning policy."""
+    nor a smaller output, whatever the binning policy, nor cubic's row runs this way."""
     rng = keyed_rng("pairs-stream", rank, *out_dims)
     grid = dyadic(rng, (1, *out_dims, rank), 1.3, oracle_step(rank, "linear"))  # 131328 points or more
     spatial = ((512, 512) if out_dims[0] == 512 else (9, 10)) if rank == 2 else (5, 6, 7)
@@ -690,6 +690,8 @@ def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
             assert plan.route(2, grid) == route + " streamed"
             assert plan.route(2, smooth) == route
             assert sample_plan(x.shape, fewer.shape, np.float32, "linear", "zeros", False).route(2, fewer) == route
+        cubic = sample_plan(x.shape, grid.shape, np.float32, "cubic", "zeros", False).route(2, grid)
+        assert "rows" in cubic and "streamed" not in cubic  # cubic's row runs choose their own stores
         _, gathered = _paths(x, grid, "linear", "zeros", False)
         for threads in (1, 2):
             streamed = plan(x, grid, None, threads)
