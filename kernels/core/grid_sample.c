@@ -516,14 +516,13 @@ static int rows_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
 
 /* Whether the generic interleaved run (simd_interleave.h) streams a large output with non-temporal stores.
    16-channel pixels do from a group's 1 MiB (IRGRID_STREAMS, a line a block). 8-channel pixels write half a
-   line a block, so they stream two blocks at a time, from IRGRID_STREAM_PAIRS_MIN_BYTES a group, and only
-   f32 linear (and cubic without a row scratch: cubic's row runs choose their own stores) on a grid the plan judges scattered (scattered_grid; no policy
-   pins it: a tuner's first calls, in a fresh process, found it faster on smooth grids too): on
-   Zen 4 random grids took 0.73-0.91x the time streamed (X 1x16x512x512 on the shared scratch 0.73x, 3-D
-   1x16x32x64x64 0.79-0.86x), the scratch keeping L3 for the reads that output lines would have evicted;
-   smooth grids, whose reads the prefetchers cover, took 0.91-1.08x (1.075x at one thread in 3-D), and
-   nearest 1.02-1.04x on random ones (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels
-   streamed"). */
+   line a block, so they stream two blocks at a time, from IRGRID_STREAM_PAIRS_MIN_BYTES a group: f32 linear
+   (and cubic without a row scratch; cubic's row runs choose their own stores) on a grid the plan judges
+   scattered (scattered_grid; no policy pins it: a tuner's first calls in a fresh process took it on smooth
+   grids too). On Zen 4 random grids took 0.75-0.97x the time streamed (X 1x16x512x512 on the shared
+   scratch 0.77-0.86x, 3-D 1x16x32x64x64 0.85-0.90x): the scratch keeps L3 for the reads that evicted output
+   lines would have taken it from. Smooth grids, whose reads the prefetchers cover, took 0.91-1.08x, nearest
+   on random ones 1.02-1.11x (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels streamed"). */
 static int stream_output(irgrid_grid_sample* p, irgrid_index itemsize) {
     if (p->lanes == 16)
         return 1;

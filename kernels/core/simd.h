@@ -55,9 +55,9 @@
 #define IRGRID_STREAM_MIN_BYTES (1 << 20)
 
 /* The 8-channel interleaved run of linear (and the generic run's cubic) streams its output, two blocks a
-   line, from this many bytes a group on: below it, a benchmark's repeated calls find their output in L3
-   and regular stores took 1.07-1.10x the time (X 1x8x256x256, 2 MiB a group); from 4 MiB streaming took
-   0.67-0.89x on random grids (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels
+   line, from this many bytes a group on (on a scattered grid: grid_sample.c's stream_output): below it, a
+   benchmark's repeated calls find their output in L3, and streamed it took 1.07-1.10x the time (X
+   1x8x256x256, 2 MiB a group); from 4 MiB 0.75-0.97x on random grids (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels
    streamed"). The native fuzz targets lower it (tests/fuzz/native/build_targets.py), so that their small
    problems reach that run. */
 #ifndef IRGRID_STREAM_PAIRS_MIN_BYTES
