@@ -218,7 +218,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
 #endif
     if (scratch != NULL && rank == 2 && rows)
         n_fallback = IRGRID_PIXELS_FN(p, irgrid_cubic2d_run)(scratch, g, yb, n, channels, y_cstride, p->dims,
-                                                             p->padding, p->align_corners, fallback);
+                                                             p->padding, p->align_corners, p->streams, fallback);
     else if (scratch != NULL && rows)
         n_fallback = IRGRID_PIXELS_FN(p, irgrid_cubic3d_run)(scratch, g, yb, n, channels, y_cstride, by_point,
                                                              p->dims, p->padding, p->align_corners, fallback);

@@ -54,14 +54,15 @@
    "Streaming tricubic's output") */
 #define IRGRID_STREAM_MIN_BYTES (1 << 20)
 
-/* The 8-channel interleaved run of linear (and the generic run's cubic) streams its output, two blocks a
-   line, from this many bytes a group on (on a scattered grid: grid_sample.c's stream_output): below it, a
-   benchmark's repeated calls find their output in L3, and streamed it took 1.07-1.10x the time (X
-   1x8x256x256, 2 MiB a group); from 4 MiB 0.75-0.97x on random grids (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels
+/* On a grid the plan judges scattered (grid_sample.c's stream_output), the 8-channel interleaved run of
+   linear (two blocks a line) and 2-D cubic's row runs stream a group's output from this many bytes on:
+   below it, a benchmark's repeated calls find their output in L3, and streamed the 8-channel run took
+   1.07-1.10x the time (X 1x8x256x256, 2 MiB a group); from 4 MiB it took 0.75-0.97x on random grids,
+   2-D bicubic of 32 channels 0.85-0.88x (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels
    streamed"). The native fuzz targets lower it (tests/fuzz/native/build_targets.py), so that their small
-   problems reach that run. */
-#ifndef IRGRID_STREAM_PAIRS_MIN_BYTES
-#define IRGRID_STREAM_PAIRS_MIN_BYTES (4 << 20)
+   problems reach those runs. */
+#ifndef IRGRID_STREAM_SCATTERED_MIN_BYTES
+#define IRGRID_STREAM_SCATTERED_MIN_BYTES (4 << 20)
 #endif
 
 /* Whether a planar output y (its channel planes y_cstride items of type T apart) is streamed: its
@@ -524,9 +525,10 @@ static void irgrid_interleave_plane2d_f32(const float* x, irgrid_index channels,
 static void irgrid_interleave_plane2d_f64(const double* x, irgrid_index channels, irgrid_index x_cstride,
         const irgrid_index* dims, double* s) {}
 static irgrid_index irgrid_cubic2d_run_f32(const float* s, const float* g, float* y, irgrid_index n, irgrid_index channels,
-        irgrid_index y_cstride, const irgrid_index* dims, int padding, int align, irgrid_index* fallback) { return -1; }
+        irgrid_index y_cstride, const irgrid_index* dims, int padding, int align, int streams, irgrid_index* fallback)
+        { return -1; }
 static irgrid_index irgrid_cubic2d_run_f64(const double* s, const double* g, double* y, irgrid_index n,
-        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
+        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align, int streams,
         irgrid_index* fallback) { return -1; }
 static void irgrid_depth_range_f32(const float* g, irgrid_index n, float* lo, float* hi) { *lo = *hi = 0; }
 static void irgrid_interleave_rows_f32(const float* x, irgrid_index channels, irgrid_index x_cstride,
@@ -565,7 +567,7 @@ static void irgrid_interleave_f32x16(const float* x, irgrid_index channels, irgr
 static void irgrid_interleave_plane2d_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
         const irgrid_index* dims, float* s) {}
 static irgrid_index irgrid_cubic2d_run_f32x16(const float* s, const float* g, float* y, irgrid_index n,
-        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
+        irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align, int streams,
         irgrid_index* fallback) { return -1; }
 static irgrid_index irgrid_cubic3d_run_f32x16(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align,

@@ -192,7 +192,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_prefetch_last_rows)(const char* bytes, int (*
    are the same operations in the same order as before they were folded. */
 IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_cubic_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, int by_point, const int R, const irgrid_index* dims,
-        int padding, int align, irgrid_index* fallback) {
+        int padding, int align, int streams, irgrid_index* fallback) {
     const irgrid_index pitch = dims[R - 1] + 3, pixel = LANES * (irgrid_index)sizeof(FT);
     const irgrid_index pitches[3] = {R == 3 ? (dims[1] + 3) * pitch : pitch, R == 3 ? pitch : 1, 1};
     const irgrid_index plane_bytes = pitches[0] * pixel;  /* 3-D: a plane; 2-D: a row */
@@ -200,7 +200,10 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_cubic_run)(const FT* s, const FT* g, 
     int pix[2][3][4][LANES], j, lane, next, cur = 0;  /* two blocks' taps: this one, the next; dims (z,) y, x */
     FT wt[2][3][4][LANES], lanes[LANES];
     VF acc[LANES], wx[4], wy[4], store_mask, pending[LANES];
-    const int stream = R == 3 && !by_point && IRGRID_STREAMS(y, y_cstride, channels, FT);
+    /* 3-D from a group's 1 MiB; 2-D where the plan says so (a scattered grid), from 4 MiB */
+    const int stream = streams && !by_point
+                       && (R == 3 ? IRGRID_STREAMS(y, y_cstride, channels, FT)
+                                  : IRGRID_STREAMS_FROM(y, y_cstride, channels, FT, IRGRID_STREAM_SCATTERED_MIN_BYTES));
     const int prefetch = R == 3 && by_point && (irgrid_cpu_prefetches() & IRGRID_PREFETCH_ROWS);
     irgrid_index p, m, c, nf = 0, ox[4], oy[4];
     const char* planes[4];
@@ -304,8 +307,10 @@ static IRGRID_AVX2 void SFX(irgrid_interleave_plane2d)(const FT* x, irgrid_index
    cubic run". */
 static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic2d_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, const irgrid_index* dims, int padding, int align,
-        irgrid_index* fallback) {
-    return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, 0, 2, dims, padding, align, fallback);
+        int streams, irgrid_index* fallback) {
+    if (sizeof(FT) == 4 && streams)  /* a constant in each run, so that the unstreamed one keeps its code */
+        return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, 0, 2, dims, padding, align, 1, fallback);
+    return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, 0, 2, dims, padding, align, 0, fallback);
 }
 
 /* 3-D cubic's own row scratch and run. */
@@ -383,5 +388,5 @@ static IRGRID_AVX2 void SFX(irgrid_depth_range)(const FT* g, irgrid_index n, FT*
 static IRGRID_AVX2 irgrid_index SFX(irgrid_cubic3d_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, int by_point, const irgrid_index* dims, int padding, int align,
         irgrid_index* fallback) {
-    return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, by_point, 3, dims, padding, align, fallback);
+    return SFX(irgrid_cubic_run)(s, g, y, n, channels, y_cstride, by_point, 3, dims, padding, align, 1, fallback);
 }

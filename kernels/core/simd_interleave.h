@@ -74,7 +74,7 @@ IRGRID_AVX2_INLINE void SFX(irgrid_block_taps)(const FT* g, irgrid_index p, irgr
    OpenVINO hands an op outputs on 32-byte boundaries, and there each 64-byte store crossed two lines
    (the 16-channel run took as long as the 8-channel one inside OpenVINO, 0.51-0.52 ms on 2-D
    bilinear smooth). Where the plan lets it (`streams`: grid_sample.c's stream_output), a large output's whole
-   lines are streamed past the caches (IRGRID_STREAMS; 8 lanes: IRGRID_STREAM_PAIRS_MIN_BYTES, two blocks a
+   lines are streamed past the caches (IRGRID_STREAMS; 8 lanes: IRGRID_STREAM_SCATTERED_MIN_BYTES, two blocks a
    line, irgrid_interleaved_streamed). */
 IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, int rank, const irgrid_index* dims,
@@ -95,7 +95,7 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
        first held (an output on 32-byte boundaries, as OpenVINO hands one, from its first whole line) */
     const int pairs = LANES == 8 && sizeof(FT) == 4 && streams && ((uintptr_t)y & 31) == 0
                       && IRGRID_STREAMS_FROM(y + ((uintptr_t)y & 32) / sizeof(FT), y_cstride, channels, FT,
-                                             IRGRID_STREAM_PAIRS_MIN_BYTES);
+                                             IRGRID_STREAM_SCATTERED_MIN_BYTES);
     VF pending[LANES];
     for (lane = 0; lane < LANES; lane++)
         lanes[lane] = (FT)lane;

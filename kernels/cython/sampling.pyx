@@ -409,8 +409,8 @@ cdef class SamplePlan:
         rows shared"); " points" where 2-D nearest of a few channels runs by points (the plan's `pixel`:
         "gather points", "interleaved 2 points"). Where the path depends on the grid's values (2-D nearest
         by points: "shared 2 points" on a local grid; 3-D cubic's pixels and shared row scratch on a
-        scattered one; " streamed" where 8-channel pixels stream a large output on a scattered one:
-        "shared 8 streamed"), on `coords` (as a call takes them; without it, as for a scattered grid).
+        scattered one; " streamed" where 8-channel pixels or 2-D cubic's rows stream a large output on a
+        scattered one: "shared 8 streamed"), on `coords` (as a call takes them; without it, as for a scattered grid).
         For tests: the paths give the same bits (cubic's row runs excepted), so only this tells them
         apart."""
         cdef irgrid_grid_sample p = self.problem
@@ -425,7 +425,7 @@ cdef class SamplePlan:
         if p.path in (IRGRID_GS_INTERLEAVE, IRGRID_GS_BINNED, IRGRID_GS_SHARED):
             return (f"{name} {p.lanes}" + (" rows" if p.rows else "") + (" points" if p.pixel else "")
                     + (" shared" if p.path == IRGRID_GS_BINNED and p.piece else "")
-                    + (" streamed" if p.streams and p.lanes == 8 else ""))
+                    + (" streamed" if p.streams and (p.lanes == 8 or p.rows) else ""))
         return name + (" points" if p.pixel else "")
 
     def __call__(self, x, coords, out=None, int num_threads=1):

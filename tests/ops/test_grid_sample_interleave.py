@@ -660,14 +660,14 @@ def test_16_channel_pixels_stream_a_large_output(rank, mode):
 def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
     """With 8-channel pixels (the avx512 policy "never"), linear's interleaved run streams a group's
     output of 4 MiB or more on a scattered grid two blocks (a line a channel) at a time with
-    non-temporal stores (simd_interleave.h, IRGRID_STREAM_PAIRS_MIN_BYTES; grid_sample.c's
+    non-temporal stores (simd_interleave.h, IRGRID_STREAM_SCATTERED_MIN_BYTES; grid_sample.c's
     stream_output), the first block held; from the first whole line where the output starts 32 bytes
     past one, as OpenVINO hands it: bitwise the same into a fresh output (on a line) and into outputs 16
     bytes (regular stores) and 32 bytes past a line, and the gather path's, at 1 and 2 threads, special
     coordinates among the points (the scalar path writes theirs after the stream); the first points
     against onnxruntime. 9 channels: a streamed group and a group of 1 (regular stores). A 512 x 513
     grid over a 512 x 512 plane takes the shared scratch. A smooth grid of the same size is not streamed,
-    nor a smaller output, whatever the binning policy, nor cubic's row runs this way."""
+    nor a smaller output, whatever the binning policy."""
     rng = keyed_rng("pairs-stream", rank, *out_dims)
     grid = dyadic(rng, (1, *out_dims, rank), 1.3, oracle_step(rank, "linear"))  # 131328 points or more
     spatial = ((512, 512) if out_dims[0] == 512 else (9, 10)) if rank == 2 else (5, 6, 7)
@@ -690,8 +690,6 @@ def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
             assert plan.route(2, grid) == route + " streamed"
             assert plan.route(2, smooth) == route
             assert sample_plan(x.shape, fewer.shape, np.float32, "linear", "zeros", False).route(2, fewer) == route
-        cubic = sample_plan(x.shape, grid.shape, np.float32, "cubic", "zeros", False).route(2, grid)
-        assert "rows" in cubic and "streamed" not in cubic  # cubic's row runs choose their own stores
         _, gathered = _paths(x, grid, "linear", "zeros", False)
         for threads in (1, 2):
             streamed = plan(x, grid, None, threads)
@@ -705,6 +703,35 @@ def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
         sampling.use_avx512(was)
         sampling.use_binning("auto")
     np.testing.assert_allclose(gathered.reshape(1, 9, -1)[:, :, :64], expected.reshape(1, 9, -1),
+                               **TOLERANCES[np.float32])
+
+
+def test_2d_cubic_rows_stream_a_large_output_on_a_scattered_grid(pixels):
+    """2-D cubic's row runs, of 8- and 16-channel pixels, stream a group's output of 4 MiB or more on a
+    grid the plan judges scattered (grid_sample.c's stream_output, simd_cubic.h): bitwise the values
+    regular stores write into outputs 16 and 32 bytes past a line, at 1 and 2 threads, special
+    coordinates among the points; the first points against onnxruntime. 17 channels: streamed groups and
+    a group of 1 (regular stores). A smooth grid of the same size is not streamed."""
+    rng = keyed_rng("cubic2d-stream", pixels)
+    grid = dyadic(rng, (1, 256, 513, 2), 1.3, oracle_step(2, "cubic"))  # 131328 points: 8 channels 4.2 MiB
+    x = rng.uniform(-1, 1, (1, 17, 9, 10))
+    expected = run_ort_grid_sample(x, grid.reshape(1, 1, -1, 2)[..., :64, :], "cubic", "zeros", False)
+    grid.reshape(-1, 2)[1000::997, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+    x, grid = x.astype(np.float32), grid.astype(np.float32)
+    plan = sample_plan(x.shape, grid.shape, np.float32, "cubic", "zeros", False)
+    lanes = 16 if pixels == "always" and sampling.avx512_available() else 8
+    assert plan.route(2, grid) == f"interleaved {lanes} rows streamed"
+    smooth = np.broadcast_to(np.stack(np.meshgrid(np.linspace(-1, 1, 513, dtype=np.float32),
+                                                  np.linspace(-1, 1, 256, dtype=np.float32)), -1), grid.shape)
+    assert plan.route(2, smooth) == f"interleaved {lanes} rows"
+    for threads in (1, 2):
+        streamed = plan(x, grid, None, threads)
+        assert streamed.ctypes.data % 64 == 0
+        for offset in (16, 32):
+            unaligned = unaligned_out(plan.out_shape, np.float32, offset)
+            plan(x, grid, unaligned, threads)
+            assert unaligned.tobytes() == streamed.tobytes(), offset
+    np.testing.assert_allclose(streamed.reshape(1, 17, -1)[:, :, :64], expected.reshape(1, 17, -1),
                                **TOLERANCES[np.float32])
 
 

@@ -31,7 +31,7 @@ SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
 FLAGS = ["-g", "-fno-omit-frame-pointer", "-ffp-contract=off", *SANITIZE]
 # GridSample's 8-channel pixels stream a group's output from 4 MiB on (kernels/core/simd.h), past any problem
 # the harness builds (at most about 23,000 points); from 16 KiB (512 points of 8 channels) they reach it.
-CORE_DEFINES = ["-DIRGRID_STREAM_PAIRS_MIN_BYTES=16384"]
+CORE_DEFINES = ["-DIRGRID_STREAM_SCATTERED_MIN_BYTES=16384"]
 # The kernels' loops compare indices and coordinates at every tap, and libFuzzer's comparison tracing
 # (trace-cmp: a call per comparison, for its value profile and its table of operands to splice into inputs)
 # took 68% of fuzz_grid_sample's time (perf, 2026-11-29), for operands that are computed floats, not input
