@@ -624,6 +624,22 @@ def test_3d_cubic_streams_a_large_output(padding, dtype, pixels):
     np.testing.assert_allclose(unaligned[:, :, :1, :1], expected, **TOLERANCES[dtype])
 
 
+def _streams_alike(plan, x, grid, reference=None) -> np.ndarray:
+    """Checks that the f32 plan's output is bitwise `reference` (default: its first fresh output) at 1 and 2
+    threads, into a fresh output (on a 64-byte line, where a large one is streamed) and into outputs 16 and
+    32 bytes past a line; returns the reference."""
+    for threads in (1, 2):
+        streamed = plan(x, grid, None, threads)
+        assert streamed.ctypes.data % 64 == 0
+        reference = streamed if reference is None else reference
+        assert streamed.tobytes() == reference.tobytes()
+        for offset in (16, 32):
+            unaligned = unaligned_out(plan.out_shape, np.float32, offset)
+            plan(x, grid, unaligned, threads)
+            assert unaligned.tobytes() == reference.tobytes(), offset
+    return reference
+
+
 @pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (3, "linear")])
 def test_16_channel_pixels_stream_a_large_output(rank, mode):
     """On a CPU with AVX-512 a call of more than 8 f32 channels takes 16-channel pixels by default, and a
@@ -643,14 +659,7 @@ def test_16_channel_pixels_stream_a_large_output(rank, mode):
     x, grid = x.astype(np.float32), grid.astype(np.float32)
     plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
     _, gathered = _paths(x, grid, mode, "zeros", False)
-    for threads in (1, 2):
-        streamed = plan(x, grid, None, threads)
-        assert streamed.ctypes.data % 64 == 0
-        assert streamed.tobytes() == gathered.tobytes()
-        for offset in (16, 32):
-            unaligned = unaligned_out(plan.out_shape, np.float32, offset)
-            plan(x, grid, unaligned, threads)
-            assert unaligned.tobytes() == gathered.tobytes(), offset
+    _streams_alike(plan, x, grid, gathered)
     np.testing.assert_allclose(gathered.reshape(1, 17, -1)[:, :, :64], expected.reshape(1, 17, -1),
                                **TOLERANCES[np.float32])
 
@@ -691,14 +700,7 @@ def test_8_channel_pixels_stream_a_large_output(rank, out_dims):
             assert plan.route(2, smooth) == route
             assert sample_plan(x.shape, fewer.shape, np.float32, "linear", "zeros", False).route(2, fewer) == route
         _, gathered = _paths(x, grid, "linear", "zeros", False)
-        for threads in (1, 2):
-            streamed = plan(x, grid, None, threads)
-            assert streamed.ctypes.data % 64 == 0
-            assert streamed.tobytes() == gathered.tobytes()
-            for offset in (16, 32):
-                unaligned = unaligned_out(plan.out_shape, np.float32, offset)
-                plan(x, grid, unaligned, threads)
-                assert unaligned.tobytes() == gathered.tobytes(), offset
+        _streams_alike(plan, x, grid, gathered)
     finally:
         sampling.use_avx512(was)
         sampling.use_binning("auto")
@@ -724,13 +726,7 @@ def test_2d_cubic_rows_stream_a_large_output_on_a_scattered_grid(pixels):
     smooth = np.broadcast_to(np.stack(np.meshgrid(np.linspace(-1, 1, 513, dtype=np.float32),
                                                   np.linspace(-1, 1, 256, dtype=np.float32)), -1), grid.shape)
     assert plan.route(2, smooth) == f"interleaved {lanes} rows"
-    for threads in (1, 2):
-        streamed = plan(x, grid, None, threads)
-        assert streamed.ctypes.data % 64 == 0
-        for offset in (16, 32):
-            unaligned = unaligned_out(plan.out_shape, np.float32, offset)
-            plan(x, grid, unaligned, threads)
-            assert unaligned.tobytes() == streamed.tobytes(), offset
+    streamed = _streams_alike(plan, x, grid)
     np.testing.assert_allclose(streamed.reshape(1, 17, -1)[:, :, :64], expected.reshape(1, 17, -1),
                                **TOLERANCES[np.float32])
 
