@@ -514,19 +514,17 @@ static int rows_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
            && (p->binning == IRGRID_POLICY_ALWAYS || scattered_grid(p));
 }
 
-/* Whether the interleaved path's run streams a large output with non-temporal stores. The generic run's
-   16-channel pixels do from a group's 1 MiB (IRGRID_STREAMS, a line a block), 3-D cubic's row run too (on
-   its own). 8-channel pixels write half a line a block, so they stream two blocks at a time, and they and
-   2-D cubic's row runs only from IRGRID_STREAM_SCATTERED_MIN_BYTES a group, f32, on a grid the plan judges
+/* Whether the interleaved path streams a large output with non-temporal stores where only a scattered grid
+   gains from it: the 8-channel generic run (two blocks a line: a block writes half a line a channel) and
+   2-D cubic's row runs, f32, from IRGRID_STREAM_SCATTERED_MIN_BYTES a group, on a grid the plan judges
    scattered (scattered_grid; no policy pins it: a tuner's first calls in a fresh process took it on
-   smooth grids too). On Zen 4 random grids took 0.75-0.97x the time streamed (X 1x16x512x512 bilinear on
-   the shared scratch 0.77-0.86x, 3-D trilinear 1x16x32x64x64 0.85-0.90x, 2-D bicubic 1x32x256x256
+   smooth grids too). (The 16-channel generic run and 3-D cubic's stream from a group's 1 MiB on every
+   grid: IRGRID_STREAMS.) On Zen 4 random grids took 0.75-0.97x the time streamed (X 1x16x512x512 bilinear
+   on the shared scratch 0.77-0.86x, 3-D trilinear 1x16x32x64x64 0.85-0.90x, 2-D bicubic 1x32x256x256
    0.85-0.88x): the scratch keeps L3 for the reads that evicted output lines would have taken it from.
    Smooth grids, whose reads the prefetchers cover, took 0.91-1.08x, nearest on random ones 1.02-1.11x
    (benchmarks/README.md, "Zen 4: large outputs of 8-channel pixels streamed"). */
 static int stream_output(irgrid_grid_sample* p, irgrid_index itemsize) {
-    if (p->lanes == 16 && !p->rows)
-        return 1;
     return ((p->lanes == 8 && !p->rows) || (p->rows == 1 && p->rank == 2)) && itemsize == 4
            && p->mode != IRGRID_MODE_NEAREST
            && min_index(p->channels, p->lanes) * p->points * itemsize >= IRGRID_STREAM_SCATTERED_MIN_BYTES

@@ -101,8 +101,9 @@ typedef struct irgrid_grid_sample {
     int per_call;                             /* 1: the schedule depends on the grid's values (grid_sample.c's
                                                  shared_pixels): a driver that keeps a plan between calls
                                                  plans again for each call's grid */
-    int streams;                              /* the interleaved path's run streams a large output past the
-                                                 caches (grid_sample.c's stream_output) */
+    int streams;                              /* the 8-channel interleaved run or 2-D cubic's rows stream a
+                                                 large output on this scattered grid (grid_sample.c's
+                                                 stream_output) */
     int pixel;                                /* 2-D nearest by points (simd_nearest_points.h): floats a
                                                  pixel, 1 (X's own planes: the gather path) or 2 or 4 (the
                                                  interleaved path's scratch); 0: not this run */

@@ -225,7 +225,7 @@ static void IRGRID_FN(simd_points)(const irgrid_grid_sample* p, const IRGRID_T* 
     else if (scratch != NULL)
         n_fallback = IRGRID_PIXELS_FN(p, irgrid_interleaved_sample)(scratch, g, yb, n, channels, y_cstride, p->plane,
                                                                     rank, p->dims, p->strides, p->mode, p->padding,
-                                                                    p->align_corners, p->streams, fallback);
+                                                                    p->align_corners, fallback);
     else
         n_fallback = IRGRID_FN(irgrid_simd_sample)(xb, g, yb, n, channels, p->plane, y_cstride, rank, p->dims,
                                                    p->strides, p->mode, p->padding, p->align_corners, p->loads,

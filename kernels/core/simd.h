@@ -539,8 +539,7 @@ static void irgrid_interleave_rows_f64(const double* x, irgrid_index channels, i
         const irgrid_index* dims, irgrid_index z0, irgrid_index z1, double* s) {}
 static irgrid_index irgrid_interleaved_sample_f32(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
-        const irgrid_index* strides, int mode, int padding, int align, int streams, irgrid_index* fallback)
-        { return -1; }
+        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
 static irgrid_index irgrid_interleaved_streamed_f32(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
@@ -560,8 +559,7 @@ static void irgrid_unbin_f64(const double* out, const int* slot, irgrid_index n,
         irgrid_index y_cstride) {}
 static irgrid_index irgrid_interleaved_sample_f64(const double* s, const double* g, double* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
-        const irgrid_index* strides, int mode, int padding, int align, int streams, irgrid_index* fallback)
-        { return -1; }
+        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
 static void irgrid_interleave_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
         irgrid_index plane, float* s) {}
 static void irgrid_interleave_plane2d_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
@@ -580,8 +578,7 @@ static void irgrid_unbin_f32x16(const float* out, const int* slot, irgrid_index 
         irgrid_index y_cstride) {}
 static irgrid_index irgrid_interleaved_sample_f32x16(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, irgrid_index rank, const irgrid_index* dims,
-        const irgrid_index* strides, int mode, int padding, int align, int streams, irgrid_index* fallback)
-        { return -1; }
+        const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
 static irgrid_index irgrid_cubic_points_run_f32x1(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index R, const irgrid_index* dims, int padding,
         int align, irgrid_index* fallback) { return -1; }

@@ -73,9 +73,9 @@ IRGRID_AVX2_INLINE void SFX(irgrid_block_taps)(const FT* g, irgrid_index p, irgr
    block ends where the output's planes reach a line, so that every later block writes whole lines:
    OpenVINO hands an op outputs on 32-byte boundaries, and there each 64-byte store crossed two lines
    (the 16-channel run took as long as the 8-channel one inside OpenVINO, 0.51-0.52 ms on 2-D
-   bilinear smooth). Where the plan lets it (`streams`: grid_sample.c's stream_output), a large output's whole
-   lines are streamed past the caches (IRGRID_STREAMS; 8 lanes: IRGRID_STREAM_SCATTERED_MIN_BYTES, two blocks a
-   line, irgrid_interleaved_streamed). */
+   bilinear smooth). A large output's whole lines are streamed past the caches: 16 lanes from a group's
+   1 MiB (IRGRID_STREAMS); 8 lanes, two blocks a line, where the plan says so (`streams`: grid_sample.c's
+   stream_output; IRGRID_STREAM_SCATTERED_MIN_BYTES, irgrid_interleaved_streamed). */
 IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const FT* g, FT* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, irgrid_index plane, int rank, const irgrid_index* dims,
         const irgrid_index* strides, int mode, int padding, int align, int streams, irgrid_index* fallback) {
@@ -90,7 +90,7 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
     const uintptr_t misaligned = (uintptr_t)y & 63;
     const irgrid_index head = LANES == 16 && misaligned % sizeof(FT) == 0 && misaligned
                               ? (irgrid_index)((64 - misaligned) / sizeof(FT)) : LANES;
-    const int stream = LANES == 16 && streams && IRGRID_STREAMS(y + head % LANES, y_cstride, channels, FT);
+    const int stream = LANES == 16 && IRGRID_STREAMS(y + head % LANES, y_cstride, channels, FT);
     /* 8 lanes: a block's outputs are half a line a channel, so two blocks are streamed together, the
        first held (an output on 32-byte boundaries, as OpenVINO hands one, from its first whole line) */
     const int pairs = LANES == 8 && sizeof(FT) == 4 && streams && ((uintptr_t)y & 31) == 0
@@ -146,9 +146,9 @@ IRGRID_AVX2_INLINE irgrid_index SFX(irgrid_interleaved_run)(const FT* s, const F
 static IRGRID_AVX2 __attribute__((aligned(4096))) irgrid_index SFX(irgrid_interleaved_sample)(const FT* s,
         const FT* g, FT* y, irgrid_index n, irgrid_index channels, irgrid_index y_cstride, irgrid_index plane,
         irgrid_index rank, const irgrid_index* dims, const irgrid_index* strides, int mode, int padding, int align,
-        int streams, irgrid_index* fallback) {
+        irgrid_index* fallback) {
 #define IRGRID_RUN(r, md) SFX(irgrid_interleaved_run)(s, g, y, n, channels, y_cstride, plane, r, dims, strides, md, \
-                                                      padding, align, LANES == 16 && streams, fallback)
+                                                      padding, align, 0, fallback)
     if (rank == 2)
         return mode == 0 ? IRGRID_RUN(2, 0) : (mode == 1 ? IRGRID_RUN(2, 1) : IRGRID_RUN(2, 2));
     return mode == 0 ? IRGRID_RUN(3, 0) : (mode == 1 ? IRGRID_RUN(3, 1) : IRGRID_RUN(3, 2));

@@ -425,7 +425,7 @@ cdef class SamplePlan:
         if p.path in (IRGRID_GS_INTERLEAVE, IRGRID_GS_BINNED, IRGRID_GS_SHARED):
             return (f"{name} {p.lanes}" + (" rows" if p.rows else "") + (" points" if p.pixel else "")
                     + (" shared" if p.path == IRGRID_GS_BINNED and p.piece else "")
-                    + (" streamed" if p.streams and (p.lanes == 8 or p.rows) else ""))
+                    + (" streamed" if p.streams else ""))
         return name + (" points" if p.pixel else "")
 
     def __call__(self, x, coords, out=None, int num_threads=1):
