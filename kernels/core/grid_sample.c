@@ -126,8 +126,11 @@ static irgrid_index mirror_pixels(irgrid_index rank, const irgrid_index* dims) {
 }
 
 /* Pixels of a group's scratch: the row scratch's (the plan's `rows`; with one-channel pixels and border or
-   reflection padding mirror_pixels) or the plane's and a zero pixel. */
+   reflection padding mirror_pixels), stacked rows' (irgrid_stack_rows: the plane's and a row) or the
+   plane's and a zero pixel. */
 static irgrid_index scratch_pixels(const irgrid_grid_sample* p) {
+    if (p->stacked)
+        return (p->dims[0] + 1) * (p->dims[1] + 1) + 2;
     if (p->rows == 2 && p->padding != IRGRID_PAD_ZEROS)
         return mirror_pixels(p->rank, p->dims);
     return p->rows ? row_pixels(p->rank, p->dims) : p->plane + 1;
@@ -151,6 +154,42 @@ static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker,
     bins->rows = p->piece ? s + p->slot_bytes + p->coords_bytes + round64(bins->chunks) : NULL;
     bins->counts = (int*)w;
     bins->out = w + p->counts_bytes;
+}
+
+/* Pixels [start, start + n) of a scratch of stacked rows for a height x width plane x (simd_pairs_pixels.h):
+   H + 1 rows of W + 1 pixels, pixel (j, i) holding X[j - 1][i - 1] and X[j][i - 1] (zeros outside the
+   plane), then two zero pixels. Row by row: between the first and last, irgrid_interleave_narrow_f32's
+   pairs of a row and the row below it. */
+static void irgrid_stack_rows(const float* x, irgrid_index height, irgrid_index width, irgrid_index start,
+                              irgrid_index n, float* s) {
+    const irgrid_index row = width + 1, end = start + n, rows_end = (height + 1) * row;
+    irgrid_index j, i, a, b, k;
+    for (j = start / row; j <= height && j * row < end; j++) {
+        a = j * row > start ? 0 : start - j * row;  /* the row's pixels [a, b) */
+        b = min_index(row, end - j * row);
+        if (a == 0) {
+            s[2 * j * row] = s[2 * j * row + 1] = 0.0f;  /* column -1 */
+            a = 1;
+        }
+        if (a >= b)
+            continue;
+        if (j > 0 && j < height) {
+            irgrid_interleave_narrow_f32(x + (j - 1) * width + a - 1, 2, width, b - a, 2, s + 2 * (j * row + a));
+            continue;
+        }
+        for (i = a; i < b; i++) {  /* the first row (the zeros above X, X's first row) and the last */
+            s[2 * (j * row + i)] = j > 0 ? x[(j - 1) * width + i - 1] : 0.0f;
+            s[2 * (j * row + i) + 1] = j < height ? x[j * width + i - 1] : 0.0f;
+        }
+    }
+    for (k = start > rows_end ? start : rows_end; k < end; k++)  /* the zero pixels */
+        s[2 * k] = s[2 * k + 1] = 0.0f;
+}
+
+/* Pixels a shared scratch's copy units cover (plan_shared, copy_piece): the plane's, or all of stacked
+   rows' (scratch_pixels). */
+static irgrid_index copied_pixels(const irgrid_grid_sample* p) {
+    return p->stacked ? scratch_pixels(p) : p->plane;
 }
 
 #define IRGRID_T float
@@ -341,6 +380,9 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
 /* Floats a pixel of the runs by points over a scratch of few-channel pixels (the plan's `pixel`), 0 where
    neither is taken: 2-D nearest (simd_nearest_points.h) of one to POINTS_CHANNELS f32 channels and 2-D
    bilinear (simd_pairs_pixels.h) of two to POINTS_CHANNELS with rows of 2 pixels or more, any padding,
+   and of one channel with zeros padding over stacked rows (pixels of 2: a row's value and the one
+   below it, the plan's `stacked`; Zen 4, X 1x1x256x256 against the pair run: 0.74-0.84x random,
+   0.80-0.94x smooth),
    with the interleave policy AUTO (NEVER and ALWAYS keep the gather and the interleaved paths, for
    comparisons). Nearest of one channel reads X's plane by 16-lane gathers or loads (no scratch; 8 lanes,
    simd_gather_path.h's irgrid_nearest8_f32, where wide_call leaves a call to AVX2); two to four
@@ -357,8 +399,9 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
    (benchmarks/README.md, "Bilinear of few channels by pixels"). */
 #define POINTS_CHANNELS 4
 static int points_pixel(const irgrid_grid_sample* p) {
-    const int pixel = p->channels == 1 ? 1 : (p->channels == 2 ? 2 : 4);
-    const int bilinear = p->mode == IRGRID_MODE_LINEAR && p->channels >= 2 && p->dims[1] >= 2;
+    const int bilinear = p->mode == IRGRID_MODE_LINEAR && p->dims[1] >= 2
+                         && (p->channels >= 2 || p->padding == IRGRID_PAD_ZEROS);
+    const int pixel = p->channels == 1 && !bilinear ? 1 : (p->channels <= 2 ? 2 : 4);
     return p->dtype == IRGRID_F32 && (p->mode == IRGRID_MODE_NEAREST || bilinear) && p->rank == 2
                    && p->channels >= 1 && p->channels <= POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO
                    && (p->plane + 1) * pixel * 4 <= INTERLEAVE_MAX_BYTES
@@ -374,6 +417,7 @@ static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsiz
     const int pixel = points_pixel(p);
     if (pixel > 1) {
         p->pixel = pixel;
+        p->stacked = p->channels == 1;
         p->loads = reads_by_loads(p);
         return pixel;
     }
@@ -408,12 +452,12 @@ static int plan_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
     p->path = IRGRID_GS_SHARED;
     if (p->batch > INT_MAX / 2 / p->groups)
         return IRGRID_E_SIZE;  /* phases are numbered in an int */
-    p->piece = round64(ceil_div(p->plane, units));
+    p->piece = round64(ceil_div(copied_pixels(p), units));
     p->span = ceil_div(p->points, min_index(units, ceil_div(p->points, SIMD_BLOCK)));
     p->spans = ceil_div(p->points, p->span);
     s->phases = 2;
     s->rounds = p->batch * p->groups;
-    s->units[0] = ceil_div(p->plane, p->piece);
+    s->units[0] = ceil_div(copied_pixels(p), p->piece);
     s->units[1] = p->spans;
     s->workers = workers_for(p->threads, s->units[0] > s->units[1] ? s->units[0] : s->units[1]);
     s->in_order = p->pixel > 1;
@@ -685,6 +729,7 @@ int irgrid_grid_sample_plan(irgrid_grid_sample* p) {
     p->wide = 0;
     p->rows = 0;
     p->pixel = 0;
+    p->stacked = 0;
     p->piece = 0;
     p->per_call = 0;
     p->streams = 0;

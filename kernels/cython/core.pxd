@@ -81,7 +81,7 @@ cdef extern from "grid_sample.h":
         int simd, interleave, binning, gathers, avx512, threads
         irgrid_index points
         irgrid_schedule schedule
-        int path, rows, pixel, per_call, streams
+        int path, rows, pixel, stacked, per_call, streams
         irgrid_index lanes, piece
     int irgrid_grid_sample_simd_available() noexcept nogil
     int irgrid_grid_sample_gathers_pay() noexcept nogil

@@ -424,6 +424,7 @@ cdef class SamplePlan:
                 IRGRID_GS_INTERLEAVE: "interleaved", IRGRID_GS_BINNED: "binned", IRGRID_GS_SHARED: "shared"}[p.path]
         if p.path in (IRGRID_GS_INTERLEAVE, IRGRID_GS_BINNED, IRGRID_GS_SHARED):
             return (f"{name} {p.lanes}" + (" rows" if p.rows else "") + (" points" if p.pixel else "")
+                    + (" stacked" if p.stacked else "")
                     + (" shared" if p.path == IRGRID_GS_BINNED and p.piece else "")
                     + (" streamed" if p.streams else ""))
         return name + (" points" if p.pixel else "")

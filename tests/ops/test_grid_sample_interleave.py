@@ -27,8 +27,8 @@ import irgrid
 from irgrid._kernels import sampling
 from irgrid.ops.grid_sample import sample, sample_plan
 from oracles import (PADDINGS, SPECIALS, TOLERANCES, build_pair, check_dropped_taps, check_special_coordinates,
-                     dyadic, keyed_rng, oracle_step, random_theta, run_onnx_reference, run_ort_grid_sample,
-                     run_ort_pair, same_bits, unaligned_out)
+                     dyadic, keyed_rng, kept_taps, oracle_step, random_theta, run_onnx_reference,
+                     run_ort_grid_sample, run_ort_pair, same_bits, unaligned_out)
 
 CASES = pytest.mark.parametrize("rank,mode", [(2, "nearest"), (2, "linear"), (2, "cubic"), (3, "nearest"),
                                               (3, "linear")])
@@ -486,7 +486,9 @@ def test_bilinear_by_pixels_bitwise_as_the_other_paths(dims, align, padding):
     two 16-byte loads): bitwise the pair run's (interleave "never") and 8-channel pixels' ("always"), at
     1, 2 and 3 threads, on planes down to one row, with coordinates to 1.3 (taps past the edges) and
     special ones among the points (the scalar path's), Inf and NaN in X's fifth channel, which no call
-    reads; rows of one pixel keep the gather path. The ordinary points against onnxruntime in f64."""
+    reads; rows of one pixel keep the gather path. One channel with zeros padding runs over stacked rows
+    (below); with the other paddings it keeps the pair run. The ordinary points against onnxruntime in
+    f64."""
     if not sampling.avx512_available():
         pytest.skip("bilinear by pixels runs 16 points a vector: AVX-512")
     rng = keyed_rng("bilinear-pixels", dims, align, padding)
@@ -504,7 +506,8 @@ def test_bilinear_by_pixels_bitwise_as_the_other_paths(dims, align, padding):
         for channels in (1, 2, 3, 4):
             sampling.use_interleave("auto")
             route = sample_plan(x[:, :channels].shape, grid.shape, np.float32, "linear", padding, align).route(2)
-            assert route == (routes[channels] if dims[1] >= 2 else "gather"), channels
+            want = "interleaved 2 points stacked" if channels == 1 and padding == "zeros" else routes[channels]
+            assert route == (want if dims[1] >= 2 else "gather"), channels
             outs = [sample(x[:, :channels], grid, "linear", padding, align, threads) for threads in (1, 2, 3)]
             got, paired = _paths(x[:, :channels], grid, "linear", padding, align)  # ("always": 8-channel pixels)
             for threads, out in zip((1, 2, 3), outs):
@@ -512,6 +515,70 @@ def test_bilinear_by_pixels_bitwise_as_the_other_paths(dims, align, padding):
             np.testing.assert_allclose(np.moveaxis(outs[1], 1, -1)[ordinary],
                                        np.moveaxis(expected[:, :channels], 1, -1)[ordinary],
                                        err_msg=f"C={channels}", **TOLERANCES[np.float32])
+    finally:
+        sampling.use_interleave(was)
+
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("dims", [(1, 2), (2, 2), (23, 37), (40, 17), (7, 2), (64, 64)], ids=str)
+def test_one_channel_bilinear_over_stacked_rows(dims, align):
+    """On a CPU with AVX-512, 2-D bilinear of one f32 channel with zeros padding and as many points an item
+    as pixels a plane runs over stacked rows (kernels/core/simd_pairs_pixels.h: a pixel holds a row's
+    value and the one below it, a zero row above and below the plane, a zero column left of each row,
+    so that a point's four taps are one 16-byte load; grid_sample.c's irgrid_stack_rows). The taps outside
+    the plane read the scratch's zeros where the pair run's masks give +0; bitwise the pair run's
+    (interleave "never"), at 1, 2 and 3 threads, with a scratch a worker (a random grid) and one shared
+    (a smooth warp of 16,384 points and more, at 2 threads, on planes of two rows and more), over two items, on planes down to one row of
+    two pixels, with coordinates to 1.3 (taps past every edge, points far outside), special ones among
+    the points, and Inf, NaN and -0 in X (read wherever a kept tap reads them, whatever its weight). On
+    finite X the ordinary points against onnxruntime in f64; X poisoned with Inf and NaN wherever no kept
+    tap reads gives finite outputs, onnxruntime's on X with the poison zeroed."""
+    if not sampling.avx512_available():
+        pytest.skip("stacked rows run 16 points a vector: AVX-512")
+    rng = keyed_rng("stacked-rows", dims, align)
+    height, width = dims
+    side = max(128, height, width)  # 16,384 points and more: a local grid shares one scratch at 2 threads
+    rows, cols = np.meshgrid(np.linspace(-1.3, 1.3, side), np.linspace(-1.3, 1.3, side), indexing="ij")
+    local = np.round(np.stack([cols, rows], -1) * 256) / 256
+    grids = {"random": dyadic(rng, (2, max(29, height), max(31, width), 2), 1.3),  # points >= pixels an item
+             "local": np.stack([local, local[::-1]])}
+    x_clean = rng.uniform(-1, 1, (2, 1, *dims))
+    x = x_clean.copy()
+    x.reshape(-1)[rng.choice(x.size, max(1, x.size // 7), replace=False)] = rng.choice([np.inf, -np.inf, np.nan, -0.0],
+                                                                                        max(1, x.size // 7))
+    was = sampling.use_interleave("auto")
+    try:
+        for kind, grid64 in grids.items():
+            ordinary = np.ones(grid64.shape[:-1], bool)
+            ordinary.reshape(-1)[100::97] = False
+            grid = grid64.copy()
+            grid.reshape(-1, 2)[100::97, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
+            grid = grid.astype(np.float32)
+            sampling.use_interleave("auto")
+            plan = sample_plan(x.shape, grid.shape, np.float32, "linear", "zeros", align)
+            assert plan.route(1, grid) == "interleaved 2 points stacked", kind
+            shared = kind == "local" and height > 1  # (one row: its points' pixels follow x, not their order)
+            assert plan.route(2, grid) == ("shared" if shared else "interleaved") + " 2 points stacked"
+            outs = {t: sample(x.astype(np.float32), grid, "linear", "zeros", align, t) for t in (1, 2, 3)}
+            clean = sample(x_clean.astype(np.float32), grid, "linear", "zeros", align, 2)
+            sampling.use_interleave("never")
+            assert plan.route(2, grid) == "gather"
+            paired = sample(x.astype(np.float32), grid, "linear", "zeros", align, 2)
+            for t, out in outs.items():
+                assert same_bits(out, paired), (kind, t)
+            expected = run_ort_grid_sample(x_clean, grid64, "linear", "zeros", align)
+            np.testing.assert_allclose(np.moveaxis(clean, 1, -1)[ordinary], np.moveaxis(expected, 1, -1)[ordinary],
+                                       err_msg=kind, **TOLERANCES[np.float32])
+            sampling.use_interleave("auto")
+            kept = kept_taps(grid64[0:1], dims, "linear", align)
+            poisoned = np.where(rng.random((1, 1, *dims)) < 0.5, np.inf, np.nan)
+            for index in kept:
+                poisoned[(0, 0, *index)] = x_clean[(0, 0, *index)]
+            got = sample(poisoned.astype(np.float32), grid64[0:1].astype(np.float32), "linear", "zeros", align, 2)
+            expected = run_ort_grid_sample(np.where(np.isfinite(poisoned), poisoned, 0), grid64[0:1], "linear",
+                                           "zeros", align)
+            assert np.isfinite(got).all(), kind
+            np.testing.assert_allclose(got, expected, err_msg=kind, **TOLERANCES[np.float32])
     finally:
         sampling.use_interleave(was)
 
