@@ -156,40 +156,25 @@ static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker,
     bins->out = w + p->counts_bytes;
 }
 
-/* Pixels [start, start + n) of a scratch of stacked rows for a height x width plane x (simd_pairs_pixels.h):
-   H + 1 rows of W + 1 pixels, pixel (j, i) holding X[j - 1][i - 1] and X[j][i - 1] (zeros outside the
-   plane), then two zero pixels. Row by row: between the first and last, irgrid_interleave_narrow_f32's
-   pairs of a row and the row below it. */
-static void irgrid_stack_rows(const float* x, irgrid_index height, irgrid_index width, irgrid_index start,
-                              irgrid_index n, float* s) {
-    const irgrid_index row = width + 1, end = start + n, rows_end = (height + 1) * row;
-    irgrid_index j, i, a, b, k;
-    for (j = start / row; j <= height && j * row < end; j++) {
-        a = j * row > start ? 0 : start - j * row;  /* the row's pixels [a, b) */
-        b = min_index(row, end - j * row);
-        if (a == 0) {
-            s[2 * j * row] = s[2 * j * row + 1] = 0.0f;  /* column -1 */
-            a = 1;
-        }
-        if (a >= b)
-            continue;
+/* A scratch of stacked rows for a height x width plane x (simd_pairs_pixels.h): H + 1 rows of W + 1
+   pixels, pixel (j, i) holding X[j - 1][i - 1] and X[j][i - 1] (zeros outside the plane), then two zero
+   pixels (scratch_pixels). Between the first row and the last, irgrid_interleave_narrow_f32's pairs of a
+   row and the row below it. */
+static void irgrid_stack_rows(const float* x, irgrid_index height, irgrid_index width, float* s) {
+    const irgrid_index row = width + 1;
+    irgrid_index j, i;
+    for (j = 0; j <= height; j++, s += 2 * row) {
+        s[0] = s[1] = 0.0f;  /* column -1 */
         if (j > 0 && j < height) {
-            irgrid_interleave_narrow_f32(x + (j - 1) * width + a - 1, 2, width, b - a, 2, s + 2 * (j * row + a));
+            irgrid_interleave_narrow_f32(x + (j - 1) * width, 2, width, width, 2, s + 2);
             continue;
         }
-        for (i = a; i < b; i++) {  /* the first row (the zeros above X, X's first row) and the last */
-            s[2 * (j * row + i)] = j > 0 ? x[(j - 1) * width + i - 1] : 0.0f;
-            s[2 * (j * row + i) + 1] = j < height ? x[j * width + i - 1] : 0.0f;
+        for (i = 0; i < width; i++) {  /* the zeros above X and its first row; its last row and the zeros */
+            s[2 * i + 2] = j > 0 ? x[(j - 1) * width + i] : 0.0f;
+            s[2 * i + 3] = j < height ? x[j * width + i] : 0.0f;
         }
     }
-    for (k = start > rows_end ? start : rows_end; k < end; k++)  /* the zero pixels */
-        s[2 * k] = s[2 * k + 1] = 0.0f;
-}
-
-/* Pixels a shared scratch's copy units cover (plan_shared, copy_piece): the plane's, or all of stacked
-   rows' (scratch_pixels). */
-static irgrid_index copied_pixels(const irgrid_grid_sample* p) {
-    return p->stacked ? scratch_pixels(p) : p->plane;
+    s[0] = s[1] = s[2] = s[3] = 0.0f;  /* the zero pixels */
 }
 
 #define IRGRID_T float
@@ -452,12 +437,12 @@ static int plan_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
     p->path = IRGRID_GS_SHARED;
     if (p->batch > INT_MAX / 2 / p->groups)
         return IRGRID_E_SIZE;  /* phases are numbered in an int */
-    p->piece = round64(ceil_div(copied_pixels(p), units));
+    p->piece = round64(ceil_div(p->plane, units));
     p->span = ceil_div(p->points, min_index(units, ceil_div(p->points, SIMD_BLOCK)));
     p->spans = ceil_div(p->points, p->span);
     s->phases = 2;
     s->rounds = p->batch * p->groups;
-    s->units[0] = ceil_div(copied_pixels(p), p->piece);
+    s->units[0] = ceil_div(p->plane, p->piece);
     s->units[1] = p->spans;
     s->workers = workers_for(p->threads, s->units[0] > s->units[1] ? s->units[0] : s->units[1]);
     s->in_order = p->pixel > 1;
@@ -476,7 +461,12 @@ static int plan_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
    grid's cold lines had cost a random grid's call 2-4% with a line a point) read a pixel in the same
    fraction of the plane (of `threads` parts) as their own index's of the points, non-finite and far
    coordinates counted as not. That makes the schedule depend on the grid's values (per_call); calls of
-   fewer than SHARED_MIN_POINTS points an item, whose copies cost little, keep a scratch a worker. */
+   fewer than SHARED_MIN_POINTS points an item, whose copies cost little, keep a scratch a worker, and so
+   do stacked rows (one channel's copy is cheap): on X 1x1x256x256's smooth grid at 2 threads a shared
+   scratch took 0.94x the pair run's time in a calm phase of the Zen 4 host and 1.39x minutes later, in a
+   phase where reads from the other core's caches were slow (2-D nearest of two channels' shared scratch
+   1.5x slower then too), a scratch a worker 0.93x in that phase (benchmarks/README.md, "Zen 4: one
+   channel over stacked rows"). */
 #define SHARED_JUDGE_POINTS 64  /* in runs of 4 consecutive ones (a grid's line or two each) */
 #define SHARED_MIN_POINTS 16384
 static int shared_pixels(irgrid_grid_sample* p) {
@@ -484,7 +474,7 @@ static int shared_pixels(irgrid_grid_sample* p) {
     const irgrid_index height = p->dims[0], width = p->dims[1], parts = p->threads;
     irgrid_index j, i, row, col, local = 0;
     double x, y;
-    if (p->pixel < 2 || p->threads < 2 || p->points < SHARED_MIN_POINTS || p->affine || p->displaced
+    if (p->stacked || p->pixel < 2 || p->threads < 2 || p->points < SHARED_MIN_POINTS || p->affine || p->displaced
         || p->interleave != IRGRID_POLICY_AUTO)
         return 0;
     p->per_call = 1;

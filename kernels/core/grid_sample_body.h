@@ -417,7 +417,7 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
     if (held->key != key + 1) {
 #if IRGRID_WIDE_PIXELS
         if (p->stacked) {
-            irgrid_stack_rows(x + b * plane, p->dims[0], p->dims[1], 0, scratch_pixels(p), scratch);
+            irgrid_stack_rows(x + b * plane, p->dims[0], p->dims[1], scratch);
         } else if (p->pixel) {
             irgrid_interleave_narrow_f32(x + (b * channels + c0) * plane, c1 - c0, plane, plane, p->pixel, scratch);
             memset(scratch + plane * p->pixel, 0, (size_t)p->pixel * sizeof(float));  /* the zero pixel */
@@ -470,18 +470,11 @@ static void IRGRID_FN(shared_rows_span)(const irgrid_grid_sample* p, irgrid_inde
 
 /* IRGRID_GS_SHARED's copy unit: pixels [start, start + piece) of channels [c0, c1) of item b into the
    shared scratch (pixels of p->pixel floats for 2-D nearest by points), and, in the last piece, the zero
-   pixel after them; with stacked rows (one channel) pixels [start, start + piece) of irgrid_stack_rows'. */
+   pixel after them. */
 static void IRGRID_FN(copy_piece)(const irgrid_grid_sample* p, irgrid_index b, irgrid_index c0, irgrid_index c1,
                                   irgrid_index start, IRGRID_T* scratch) {
-    const irgrid_index plane = p->plane, n = min_index(p->piece, copied_pixels(p) - start);
-    const IRGRID_T* x;
-#if IRGRID_WIDE_PIXELS
-    if (p->stacked) {
-        irgrid_stack_rows((const float*)p->data + b * plane, p->dims[0], p->dims[1], start, n, scratch);
-        return;
-    }
-#endif
-    x = (const IRGRID_T*)p->data + (b * p->channels + c0) * plane + start;
+    const irgrid_index plane = p->plane, n = p->piece < plane - start ? p->piece : plane - start;
+    const IRGRID_T* x = (const IRGRID_T*)p->data + (b * p->channels + c0) * plane + start;
 #if IRGRID_WIDE_PIXELS
     if (p->pixel) {
         irgrid_interleave_narrow_f32(x, c1 - c0, plane, n, p->pixel, scratch + start * p->pixel);

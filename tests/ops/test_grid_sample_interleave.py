@@ -527,9 +527,9 @@ def test_one_channel_bilinear_over_stacked_rows(dims, align):
     value and the one below it, a zero row above and below the plane, a zero column left of each row,
     so that a point's four taps are one 16-byte load; grid_sample.c's irgrid_stack_rows). The taps outside
     the plane read the scratch's zeros where the pair run's masks give +0; bitwise the pair run's
-    (interleave "never"), at 1, 2 and 3 threads, with a scratch a worker (a random grid) and one shared
-    (a smooth warp of 16,384 points and more, at 2 threads, on planes of two rows and more), over two items, on planes down to one row of
-    two pixels, with coordinates to 1.3 (taps past every edge, points far outside), special ones among
+    (interleave "never"), at 1, 2 and 3 threads, with a scratch a worker on a random grid and on a smooth
+    warp of 16,384 points (where two to four channels share one), over two items, on planes down to one
+    row of two pixels, with coordinates to 1.3 (taps past every edge, points far outside), special ones among
     the points, and Inf, NaN and -0 in X (read wherever a kept tap reads them, whatever its weight). On
     finite X the ordinary points against onnxruntime in f64; X poisoned with Inf and NaN wherever no kept
     tap reads gives finite outputs, onnxruntime's on X with the poison zeroed."""
@@ -537,7 +537,7 @@ def test_one_channel_bilinear_over_stacked_rows(dims, align):
         pytest.skip("stacked rows run 16 points a vector: AVX-512")
     rng = keyed_rng("stacked-rows", dims, align)
     height, width = dims
-    side = max(128, height, width)  # 16,384 points and more: a local grid shares one scratch at 2 threads
+    side = max(128, height, width)  # 16,384 points and more: where two to four channels share a scratch
     rows, cols = np.meshgrid(np.linspace(-1.3, 1.3, side), np.linspace(-1.3, 1.3, side), indexing="ij")
     local = np.round(np.stack([cols, rows], -1) * 256) / 256
     grids = {"random": dyadic(rng, (2, max(29, height), max(31, width), 2), 1.3),  # points >= pixels an item
@@ -557,8 +557,7 @@ def test_one_channel_bilinear_over_stacked_rows(dims, align):
             sampling.use_interleave("auto")
             plan = sample_plan(x.shape, grid.shape, np.float32, "linear", "zeros", align)
             assert plan.route(1, grid) == "interleaved 2 points stacked", kind
-            shared = kind == "local" and height > 1  # (one row: its points' pixels follow x, not their order)
-            assert plan.route(2, grid) == ("shared" if shared else "interleaved") + " 2 points stacked"
+            assert plan.route(2, grid) == "interleaved 2 points stacked", kind  # a scratch a worker, even local
             outs = {t: sample(x.astype(np.float32), grid, "linear", "zeros", align, t) for t in (1, 2, 3)}
             clean = sample(x_clean.astype(np.float32), grid, "linear", "zeros", align, 2)
             sampling.use_interleave("never")
