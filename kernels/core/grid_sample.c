@@ -126,11 +126,10 @@ static irgrid_index mirror_pixels(irgrid_index rank, const irgrid_index* dims) {
 }
 
 /* Pixels of a group's scratch: the row scratch's (the plan's `rows`; with one-channel pixels and border or
-   reflection padding mirror_pixels), stacked rows' (irgrid_stack_rows: the plane's and a row) or the
-   plane's and a zero pixel. */
+   reflection padding mirror_pixels), stacked rows' (irgrid_stack_rows) or the plane's and a zero pixel. */
 static irgrid_index scratch_pixels(const irgrid_grid_sample* p) {
-    if (p->stacked)
-        return (p->dims[0] + 1) * (p->dims[1] + 1) + 2;
+    if (p->stacked)  /* irgrid_stack_rows */
+        return p->padding == IRGRID_PAD_BORDER ? p->dims[0] * (p->dims[1] + 1) : (p->dims[0] + 1) * (p->dims[1] + 1) + 2;
     if (p->rows == 2 && p->padding != IRGRID_PAD_ZEROS)
         return mirror_pixels(p->rank, p->dims);
     return p->rows ? row_pixels(p->rank, p->dims) : p->plane + 1;
@@ -156,13 +155,22 @@ static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker,
     bins->out = w + p->counts_bytes;
 }
 
-/* A scratch of stacked rows for a height x width plane x (simd_pairs_pixels.h): H + 1 rows of W + 1
-   pixels, pixel (j, i) holding X[j - 1][i - 1] and X[j][i - 1] (zeros outside the plane), then two zero
-   pixels (scratch_pixels). Between the first row and the last, irgrid_interleave_narrow_f32's pairs of a
-   row and the row below it. */
-static void irgrid_stack_rows(const float* x, irgrid_index height, irgrid_index width, float* s) {
+/* A scratch of stacked rows for a height x width plane x (simd_pairs_pixels.h). Zeros padding: H + 1 rows
+   of W + 1 pixels, pixel (j, i) holding X[j - 1][i - 1] and X[j][i - 1] (zeros outside the plane), then two
+   zero pixels. Border padding: H rows of W + 1 pixels, pixel (j, i) holding X[j][i] and
+   X[min(j + 1, H - 1)][i], i clamped to W - 1 (scratch_pixels). Each row's pixels but the edges are
+   irgrid_interleave_narrow_f32's pairs of a row and the row below it (border's last row: itself). */
+static void irgrid_stack_rows(const float* x, irgrid_index height, irgrid_index width, int border, float* s) {
     const irgrid_index row = width + 1;
     irgrid_index j, i;
+    if (border) {
+        for (j = 0; j < height; j++, s += 2 * row) {
+            irgrid_interleave_narrow_f32(x + j * width, 2, j + 1 < height ? width : 0, width, 2, s);
+            s[2 * width] = s[2 * width - 2];  /* past the last pixel: the last */
+            s[2 * width + 1] = s[2 * width - 1];
+        }
+        return;
+    }
     for (j = 0; j <= height; j++, s += 2 * row) {
         s[0] = s[1] = 0.0f;  /* column -1 */
         if (j > 0 && j < height) {
@@ -365,9 +373,9 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
 /* Floats a pixel of the runs by points over a scratch of few-channel pixels (the plan's `pixel`), 0 where
    neither is taken: 2-D nearest (simd_nearest_points.h) of one to POINTS_CHANNELS f32 channels and 2-D
    bilinear (simd_pairs_pixels.h) of two to POINTS_CHANNELS with rows of 2 pixels or more, any padding,
-   and of one channel with zeros padding over stacked rows (pixels of 2: a row's value and the one
-   below it, the plan's `stacked`; Zen 4, X 1x1x256x256 against the pair run: 0.74-0.84x random,
-   0.80-0.94x smooth),
+   and of one channel with zeros or border padding over stacked rows (pixels of 2: a row's value and the one
+   below it, the plan's `stacked`; Zen 4, X 1x1x256x256 against the pair run: 0.74-0.85x random,
+   0.78-0.92x smooth),
    with the interleave policy AUTO (NEVER and ALWAYS keep the gather and the interleaved paths, for
    comparisons). Nearest of one channel reads X's plane by 16-lane gathers or loads (no scratch; 8 lanes,
    simd_gather_path.h's irgrid_nearest8_f32, where wide_call leaves a call to AVX2); two to four
@@ -385,7 +393,7 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
 #define POINTS_CHANNELS 4
 static int points_pixel(const irgrid_grid_sample* p) {
     const int bilinear = p->mode == IRGRID_MODE_LINEAR && p->dims[1] >= 2
-                         && (p->channels >= 2 || p->padding == IRGRID_PAD_ZEROS);
+                         && (p->channels >= 2 || p->padding != IRGRID_PAD_REFLECTION);
     const int pixel = p->channels == 1 && !bilinear ? 1 : (p->channels <= 2 ? 2 : 4);
     return p->dtype == IRGRID_F32 && (p->mode == IRGRID_MODE_NEAREST || bilinear) && p->rank == 2
                    && p->channels >= 1 && p->channels <= POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO

@@ -107,9 +107,9 @@ typedef struct irgrid_grid_sample {
     int pixel;                                /* 2-D nearest by points (simd_nearest_points.h): floats a
                                                  pixel, 1 (X's own planes: the gather path) or 2 or 4 (the
                                                  interleaved path's scratch); 0: not this run */
-    int stacked;                              /* 2-D bilinear of one channel over stacked rows (pixel 2:
-                                                 pixel k of the scratch holds X[k - W] and X[k], so that a
-                                                 point's four taps are one 16-byte load,
+    int stacked;                              /* 2-D bilinear of one channel over stacked rows (pixel 2, zeros
+                                                 or border padding: a pixel holds a row's value and the one
+                                                 below it, so that a point's four taps are one 16-byte load,
                                                  simd_pairs_pixels.h) */
     irgrid_index piece;                       /* shared: pixels a copy unit copies; binned: planes (a row
                                                  scratch for all the workers), 0: a scratch a worker */

@@ -417,7 +417,7 @@ static void IRGRID_FN(interleave_unit)(const irgrid_grid_sample* p, const IRGRID
     if (held->key != key + 1) {
 #if IRGRID_WIDE_PIXELS
         if (p->stacked) {
-            irgrid_stack_rows(x + b * plane, p->dims[0], p->dims[1], scratch);
+            irgrid_stack_rows(x + b * plane, p->dims[0], p->dims[1], p->padding == IRGRID_PAD_BORDER, scratch);
         } else if (p->pixel) {
             irgrid_interleave_narrow_f32(x + (b * channels + c0) * plane, c1 - c0, plane, plane, p->pixel, scratch);
             memset(scratch + plane * p->pixel, 0, (size_t)p->pixel * sizeof(float));  /* the zero pixel */

@@ -42,17 +42,21 @@ IRGRID_AVX512_INLINE void irgrid_pairs_pixels_apply(const irgrid_pairs16_2d* q, 
         _mm512_mask_storeu_ps(y + c * y_cstride, q->store, acc[c]);
 }
 
-/* ---- One channel over stacked rows (zeros padding) ----
+/* ---- One channel over stacked rows (zeros and border padding) ----
 
-   The scratch (grid_sample.c's irgrid_stack_rows): H + 1 rows of W + 1 pixels of 2 floats, pixel (j, i)
-   holding X[j - 1][i - 1] and X[j][i - 1] (zeros outside the plane), then two zero pixels. A point whose
-   taps' first row is y and first column x (y in [-1, H - 1], x in [-1, W - 1]) finds its four taps in
-   pixels (y + 1, x + 1) and the next one (past a row's end: the next row's first pixel, zeros), one
-   16-byte load; its taps outside the plane read zeros, as the pair run's masks give +0 there; a point
-   further out reads the two zero pixels at the end, so no tap needs a mask. Why: the pair run reads a
+   The scratch (grid_sample.c's irgrid_stack_rows), with zeros padding: H + 1 rows of W + 1 pixels of 2
+   floats, pixel (j, i) holding X[j - 1][i - 1] and X[j][i - 1] (zeros outside the plane), then two zero
+   pixels. A point whose taps' first row is y and first column x (y in [-1, H - 1], x in [-1, W - 1])
+   finds its four taps in pixels (y + 1, x + 1) and the next one (past a row's end: the next row's first
+   pixel, zeros), one 16-byte load; its taps outside the plane read zeros, as the pair run's masks give
+   +0 there; a point further out reads the two zero pixels at the end, so no tap needs a mask. With
+   border padding a coordinate is clamped into the plane first (y in [0, H - 1], x in [0, W - 1]), and a
+   tap past the last row or pixel reads the last, as the pair run reads it: H rows of W + 1 pixels, pixel
+   (j, i) holding X[j][i] and X[min(j + 1, H - 1)][i], i clamped to W - 1; the point's taps in pixels
+   (y, x) and the next. Why: the pair run reads a
    point's two rows as two 8-byte loads (two L1 misses a point on a random grid) and picks each tap's
    value by masks; on Zen 4, X 1x1x256x256 took 0.74x its time on a random grid at 1 thread and 0.84x
-   at 2, 0.80x and 0.94x on a smooth one, the copy included (benchmarks/README.md, "Zen 4: one channel
+   at 2, 0.80x and 0.92x on a smooth one, the copy included (border padding 0.75x, 0.85x, 0.78x, 0.91x) (benchmarks/README.md, "Zen 4: one channel
    over stacked rows"). The coordinates, weights and sums are the pair run's, so the bits are too. */
 
 /* The taps of 16 points: each one's first float in the scratch, the weights in irgrid_apply's order (rows
@@ -64,10 +68,11 @@ typedef struct {
 } irgrid_stacked16;
 
 /* The taps of points [p, p + m) (m <= 16) of a 2-D grid over a scratch of stacked rows for a plane of
-   height x width (d: the dims' pixel constants, outermost first); their fallback points appended (*found).
-   The coordinates and weights are irgrid_pairs_taps_2d's, operation for operation. */
+   height x width (d: the dims' pixel constants, outermost first; `border`: border padding's layout, else
+   zeros'); their fallback points appended (*found). The coordinates and weights are
+   irgrid_pairs_taps_2d's, operation for operation. */
 IRGRID_AVX512_INLINE void irgrid_stacked_taps(const float* g, irgrid_index p, irgrid_index m, irgrid_index height,
-        irgrid_index width, const irgrid_pair_dim* d, irgrid_stacked16* q, irgrid_index* fallback,
+        irgrid_index width, const irgrid_pair_dim* d, int border, irgrid_stacked16* q, irgrid_index* fallback,
         irgrid_index* found) {
     const __m512i one = _mm512_set1_epi32(1), row = _mm512_set1_epi32((int)width + 1);
     float coords[2][16];
@@ -78,13 +83,20 @@ IRGRID_AVX512_INLINE void irgrid_stacked_taps(const float* g, irgrid_index p, ir
     irgrid_lane_coords_f32x16(g, p, m, 2, gk, coords);
     y = irgrid_pair_coordinate(gk[1], d, &bad);
     x = irgrid_pair_coordinate(gk[0], d + 1, &bad);
+    if (border) {  /* into the plane, as irgrid_pairs_taps_2d clamps */
+        y = _mm512_min_ps(_mm512_max_ps(y, _mm512_setzero_ps()), _mm512_set1_ps((float)(height - 1)));
+        x = _mm512_min_ps(_mm512_max_ps(x, _mm512_setzero_ps()), _mm512_set1_ps((float)(width - 1)));
+    }
     y0 = irgrid_pair_floor(y, wy);
     x0 = irgrid_pair_floor(x, wx);
-    /* 0 <= y + 1 <= H and 0 <= x + 1 <= W as unsigned compares; the others read the zero pixels */
-    near = _mm512_cmple_epu32_mask(_mm512_add_epi32(y0, one), _mm512_set1_epi32((int)height))
-           & _mm512_cmple_epu32_mask(_mm512_add_epi32(x0, one), _mm512_set1_epi32((int)width));
-    at = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(y0, one), row), _mm512_add_epi32(x0, one));
-    at = _mm512_mask_blend_epi32(near, _mm512_set1_epi32((int)((height + 1) * (width + 1))), at);
+    if (border) {
+        at = _mm512_add_epi32(_mm512_mullo_epi32(y0, row), x0);
+    } else {  /* 0 <= y + 1 <= H and 0 <= x + 1 <= W as unsigned compares; the others read the zero pixels */
+        near = _mm512_cmple_epu32_mask(_mm512_add_epi32(y0, one), _mm512_set1_epi32((int)height))
+               & _mm512_cmple_epu32_mask(_mm512_add_epi32(x0, one), _mm512_set1_epi32((int)width));
+        at = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(y0, one), row), _mm512_add_epi32(x0, one));
+        at = _mm512_mask_blend_epi32(near, _mm512_set1_epi32((int)((height + 1) * (width + 1))), at);
+    }
     _mm512_storeu_si512(q->at, _mm512_slli_epi32(at, 1));
     q->w[0] = _mm512_mul_ps(wy[0], wx[0]);
     q->w[1] = _mm512_mul_ps(wy[0], wx[1]);
@@ -105,11 +117,12 @@ IRGRID_AVX512_INLINE void irgrid_stacked_apply(const irgrid_stacked16* q, const 
     _mm512_mask_storeu_ps(y, q->store, acc);
 }
 
-/* Bilinear of one channel at points [0, n) over the stacked rows s of a height x width plane into y, a
+/* Bilinear of one channel at points [0, n) over the stacked rows s (`border`: border padding's layout, else
+   zeros') of a height x width plane into y, a
    batch of 16-point blocks' taps at a time as the pair run takes them. Returns the points left to the
    scalar path (in fallback). */
 IRGRID_AVX512_INLINE irgrid_index irgrid_stacked_body(const float* s, const float* g, float* y, irgrid_index n,
-        const irgrid_index* dims, int align, int broadcast, irgrid_index* fallback) {
+        const irgrid_index* dims, int align, int border, int broadcast, irgrid_index* fallback) {
     irgrid_stacked16 q[IRGRID_PAIRS_BLOCKS];
     const int batch = irgrid_cpu_batch_blocks();
     irgrid_pair_dim d[2];
@@ -119,7 +132,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_stacked_body(const float* s, const floa
     d[1] = irgrid_pair_dim_of(dims[1], align);
     for (p0 = 0; p0 < n; p0 += 16 * batch) {
         for (i = 0, p = p0; i < batch && p < n; i++, p += 16)
-            irgrid_stacked_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], d, q + i, fallback, &found);
+            irgrid_stacked_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], d, border, q + i, fallback, &found);
         blocks = i;
         for (i = 0; i < blocks; i++)
             irgrid_stacked_apply(q + i, s, broadcast, y + p0 + 16 * i);
@@ -152,7 +165,7 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_pixels_body(const float* s, const
 }
 
 /* irgrid_pairs_pixels_body with `padding`, `pixel` and the channels (2 with pixel 2; 3 or 4) as constants;
-   one channel (pixel 2, zeros padding) over stacked rows, its 16-byte loads by broadcasts or inserts
+   one channel (pixel 2, zeros or border padding) over stacked rows, its 16-byte loads by broadcasts or inserts
    (cpu.h's irgrid_cpu_row_broadcasts). */
 static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid_pairs_pixels_run_f32(const float* s,
         const float* g, float* y, irgrid_index n, irgrid_index channels, irgrid_index y_cstride, int pixel,
@@ -162,9 +175,12 @@ static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid
     if (padding == pad)                                                                               \
         return pixel == 2 ? IRGRID_PIXELS_RUN(2, 2, pad)                                              \
                           : (channels == 3 ? IRGRID_PIXELS_RUN(3, 4, pad) : IRGRID_PIXELS_RUN(4, 4, pad));
+#define IRGRID_STACKED_RUN(border) \
+    (irgrid_cpu_row_broadcasts() ? irgrid_stacked_body(s, g, y, n, dims, align, border, 1, fallback) \
+                                 : irgrid_stacked_body(s, g, y, n, dims, align, border, 0, fallback))
     if (channels == 1)
-        return irgrid_cpu_row_broadcasts() ? irgrid_stacked_body(s, g, y, n, dims, align, 1, fallback)
-                                           : irgrid_stacked_body(s, g, y, n, dims, align, 0, fallback);
+        return padding == IRGRID_PAD_BORDER ? IRGRID_STACKED_RUN(1) : IRGRID_STACKED_RUN(0);
+#undef IRGRID_STACKED_RUN
     IRGRID_PIXELS_PADDING(IRGRID_PAD_ZEROS)
     IRGRID_PIXELS_PADDING(IRGRID_PAD_BORDER)
     IRGRID_PIXELS_PADDING(IRGRID_PAD_REFLECTION)

@@ -486,8 +486,8 @@ def test_bilinear_by_pixels_bitwise_as_the_other_paths(dims, align, padding):
     two 16-byte loads): bitwise the pair run's (interleave "never") and 8-channel pixels' ("always"), at
     1, 2 and 3 threads, on planes down to one row, with coordinates to 1.3 (taps past the edges) and
     special ones among the points (the scalar path's), Inf and NaN in X's fifth channel, which no call
-    reads; rows of one pixel keep the gather path. One channel with zeros padding runs over stacked rows
-    (below); with the other paddings it keeps the pair run. The ordinary points against onnxruntime in
+    reads; rows of one pixel keep the gather path. One channel with zeros or border padding runs over
+    stacked rows (below); with reflection padding it keeps the pair run. The ordinary points against onnxruntime in
     f64."""
     if not sampling.avx512_available():
         pytest.skip("bilinear by pixels runs 16 points a vector: AVX-512")
@@ -506,7 +506,7 @@ def test_bilinear_by_pixels_bitwise_as_the_other_paths(dims, align, padding):
         for channels in (1, 2, 3, 4):
             sampling.use_interleave("auto")
             route = sample_plan(x[:, :channels].shape, grid.shape, np.float32, "linear", padding, align).route(2)
-            want = "interleaved 2 points stacked" if channels == 1 and padding == "zeros" else routes[channels]
+            want = "interleaved 2 points stacked" if channels == 1 and padding != "reflection" else routes[channels]
             assert route == (want if dims[1] >= 2 else "gather"), channels
             outs = [sample(x[:, :channels], grid, "linear", padding, align, threads) for threads in (1, 2, 3)]
             got, paired = _paths(x[:, :channels], grid, "linear", padding, align)  # ("always": 8-channel pixels)
@@ -519,23 +519,26 @@ def test_bilinear_by_pixels_bitwise_as_the_other_paths(dims, align, padding):
         sampling.use_interleave(was)
 
 
+@pytest.mark.parametrize("padding", ["zeros", "border"])
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dims", [(1, 2), (2, 2), (23, 37), (40, 17), (7, 2), (64, 64)], ids=str)
-def test_one_channel_bilinear_over_stacked_rows(dims, align):
-    """On a CPU with AVX-512, 2-D bilinear of one f32 channel with zeros padding and as many points an item
-    as pixels a plane runs over stacked rows (kernels/core/simd_pairs_pixels.h: a pixel holds a row's
-    value and the one below it, a zero row above and below the plane, a zero column left of each row,
-    so that a point's four taps are one 16-byte load; grid_sample.c's irgrid_stack_rows). The taps outside
-    the plane read the scratch's zeros where the pair run's masks give +0; bitwise the pair run's
+def test_one_channel_bilinear_over_stacked_rows(dims, align, padding):
+    """On a CPU with AVX-512, 2-D bilinear of one f32 channel with zeros or border padding and as many
+    points an item as pixels a plane runs over stacked rows (kernels/core/simd_pairs_pixels.h: a pixel
+    holds a row's value and the one below it, so that a point's four taps are one 16-byte load;
+    grid_sample.c's irgrid_stack_rows). With zeros padding a zero row lies above and below the plane and
+    a zero column left of each row, and the taps outside the plane read those zeros where the pair run's
+    masks give +0; with border padding the last row and pixel stand in for the taps past them, as the
+    pair run reads them. Bitwise the pair run's
     (interleave "never"), at 1, 2 and 3 threads, with a scratch a worker on a random grid and on a smooth
     warp of 16,384 points (where two to four channels share one), over two items, on planes down to one
     row of two pixels, with coordinates to 1.3 (taps past every edge, points far outside), special ones among
     the points, and Inf, NaN and -0 in X (read wherever a kept tap reads them, whatever its weight). On
-    finite X the ordinary points against onnxruntime in f64; X poisoned with Inf and NaN wherever no kept
-    tap reads gives finite outputs, onnxruntime's on X with the poison zeroed."""
+    finite X the ordinary points against onnxruntime in f64; with zeros padding, X poisoned with Inf and
+    NaN wherever no kept tap reads gives finite outputs, onnxruntime's on X with the poison zeroed."""
     if not sampling.avx512_available():
         pytest.skip("stacked rows run 16 points a vector: AVX-512")
-    rng = keyed_rng("stacked-rows", dims, align)
+    rng = keyed_rng("stacked-rows", dims, align, padding)
     height, width = dims
     side = max(128, height, width)  # 16,384 points and more: where two to four channels share a scratch
     rows, cols = np.meshgrid(np.linspace(-1.3, 1.3, side), np.linspace(-1.3, 1.3, side), indexing="ij")
@@ -555,29 +558,30 @@ def test_one_channel_bilinear_over_stacked_rows(dims, align):
             grid.reshape(-1, 2)[100::97, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
             grid = grid.astype(np.float32)
             sampling.use_interleave("auto")
-            plan = sample_plan(x.shape, grid.shape, np.float32, "linear", "zeros", align)
+            plan = sample_plan(x.shape, grid.shape, np.float32, "linear", padding, align)
             assert plan.route(1, grid) == "interleaved 2 points stacked", kind
             assert plan.route(2, grid) == "interleaved 2 points stacked", kind  # a scratch a worker, even local
-            outs = {t: sample(x.astype(np.float32), grid, "linear", "zeros", align, t) for t in (1, 2, 3)}
-            clean = sample(x_clean.astype(np.float32), grid, "linear", "zeros", align, 2)
+            outs = {t: sample(x.astype(np.float32), grid, "linear", padding, align, t) for t in (1, 2, 3)}
+            clean = sample(x_clean.astype(np.float32), grid, "linear", padding, align, 2)
             sampling.use_interleave("never")
             assert plan.route(2, grid) == "gather"
-            paired = sample(x.astype(np.float32), grid, "linear", "zeros", align, 2)
+            paired = sample(x.astype(np.float32), grid, "linear", padding, align, 2)
             for t, out in outs.items():
                 assert same_bits(out, paired), (kind, t)
-            expected = run_ort_grid_sample(x_clean, grid64, "linear", "zeros", align)
+            expected = run_ort_grid_sample(x_clean, grid64, "linear", padding, align)
             np.testing.assert_allclose(np.moveaxis(clean, 1, -1)[ordinary], np.moveaxis(expected, 1, -1)[ordinary],
                                        err_msg=kind, **TOLERANCES[np.float32])
             sampling.use_interleave("auto")
-            kept = kept_taps(grid64[0:1], dims, "linear", align)
-            poisoned = np.where(rng.random((1, 1, *dims)) < 0.5, np.inf, np.nan)
-            for index in kept:
-                poisoned[(0, 0, *index)] = x_clean[(0, 0, *index)]
-            got = sample(poisoned.astype(np.float32), grid64[0:1].astype(np.float32), "linear", "zeros", align, 2)
-            expected = run_ort_grid_sample(np.where(np.isfinite(poisoned), poisoned, 0), grid64[0:1], "linear",
-                                           "zeros", align)
-            assert np.isfinite(got).all(), kind
-            np.testing.assert_allclose(got, expected, err_msg=kind, **TOLERANCES[np.float32])
+            if padding == "zeros":  # (border reads the edge pixels for the taps past them)
+                kept = kept_taps(grid64[0:1], dims, "linear", align)
+                poisoned = np.where(rng.random((1, 1, *dims)) < 0.5, np.inf, np.nan)
+                for index in kept:
+                    poisoned[(0, 0, *index)] = x_clean[(0, 0, *index)]
+                got = sample(poisoned.astype(np.float32), grid64[0:1].astype(np.float32), "linear", "zeros", align, 2)
+                expected = run_ort_grid_sample(np.where(np.isfinite(poisoned), poisoned, 0), grid64[0:1], "linear",
+                                               "zeros", align)
+                assert np.isfinite(got).all(), kind
+                np.testing.assert_allclose(got, expected, err_msg=kind, **TOLERANCES[np.float32])
     finally:
         sampling.use_interleave(was)
 
