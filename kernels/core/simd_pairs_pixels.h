@@ -117,36 +117,16 @@ IRGRID_AVX512_INLINE void irgrid_stacked_apply(const irgrid_stacked16* q, const 
     _mm512_mask_storeu_ps(y, q->store, acc);
 }
 
-/* Bilinear of one channel at points [0, n) over the stacked rows s (`border`: border padding's layout, else
-   zeros') of a height x width plane into y, a
-   batch of 16-point blocks' taps at a time as the pair run takes them. Returns the points left to the
-   scalar path (in fallback). */
-IRGRID_AVX512_INLINE irgrid_index irgrid_stacked_body(const float* s, const float* g, float* y, irgrid_index n,
-        const irgrid_index* dims, int align, int border, int broadcast, irgrid_index* fallback) {
-    irgrid_stacked16 q[IRGRID_PAIRS_BLOCKS];
-    const int batch = irgrid_cpu_batch_blocks();
-    irgrid_pair_dim d[2];
-    irgrid_index p0, p, found = 0;
-    int i, blocks;
-    d[0] = irgrid_pair_dim_of(dims[0], align);
-    d[1] = irgrid_pair_dim_of(dims[1], align);
-    for (p0 = 0; p0 < n; p0 += 16 * batch) {
-        for (i = 0, p = p0; i < batch && p < n; i++, p += 16)
-            irgrid_stacked_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], d, border, q + i, fallback, &found);
-        blocks = i;
-        for (i = 0; i < blocks; i++)
-            irgrid_stacked_apply(q + i, s, broadcast, y + p0 + 16 * i);
-    }
-    return found;
-}
-
 /* Bilinear of points [0, n) (any padding, rows of at least 2 pixels) over the scratch s of pixels of
    `pixel` floats into y + c * y_cstride (c < channels <= pixel), a batch of 16-point blocks' taps at a time
-   as irgrid_pairs_wide_body_2d takes them. Returns the points left to the scalar path (in fallback). */
+   as irgrid_pairs_wide_body_2d takes them; one channel (zeros or border padding) over stacked rows, its
+   16-byte loads by broadcasts or inserts (`broadcast`). Returns the points left to the scalar path (in
+   fallback). */
 IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_pixels_body(const float* s, const float* g, float* y, irgrid_index n,
         irgrid_index channels, irgrid_index y_cstride, int pixel, const irgrid_index* dims, int padding, int align,
-        irgrid_index* fallback) {
+        int broadcast, irgrid_index* fallback) {
     irgrid_pairs16_2d q[IRGRID_PAIRS_BLOCKS];
+    irgrid_stacked16 stacked[IRGRID_PAIRS_BLOCKS];  /* one channel's */
     const int batch = irgrid_cpu_batch_blocks();
     irgrid_pair_dim d[2];
     irgrid_index p0, p, found = 0;
@@ -155,11 +135,18 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_pixels_body(const float* s, const
     d[1] = irgrid_pair_dim_of(dims[1], align);
     for (p0 = 0; p0 < n; p0 += 16 * batch) {
         for (i = 0, p = p0; i < batch && p < n; i++, p += 16)
-            irgrid_pairs_taps_2d(g, p, n - p < 16 ? n - p : 16, dims, d, padding, align, NULL, pixel == 2 ? 1 : 2,
-                                 q + i, fallback, &found);
+            if (channels == 1)
+                irgrid_stacked_taps(g, p, n - p < 16 ? n - p : 16, dims[0], dims[1], d, padding == IRGRID_PAD_BORDER,
+                                    stacked + i, fallback, &found);
+            else
+                irgrid_pairs_taps_2d(g, p, n - p < 16 ? n - p : 16, dims, d, padding, align, NULL, pixel == 2 ? 1 : 2,
+                                     q + i, fallback, &found);
         blocks = i;
         for (i = 0; i < blocks; i++)
-            irgrid_pairs_pixels_apply(q + i, s, pixel, channels, y + p0 + 16 * i, y_cstride);
+            if (channels == 1)
+                irgrid_stacked_apply(stacked + i, s, broadcast, y + p0 + 16 * i);
+            else
+                irgrid_pairs_pixels_apply(q + i, s, pixel, channels, y + p0 + 16 * i, y_cstride);
     }
     return found;
 }
@@ -170,16 +157,17 @@ IRGRID_AVX512_INLINE irgrid_index irgrid_pairs_pixels_body(const float* s, const
 static IRGRID_AVX512 IRGRID_NO_SLP __attribute__((noinline)) irgrid_index irgrid_pairs_pixels_run_f32(const float* s,
         const float* g, float* y, irgrid_index n, irgrid_index channels, irgrid_index y_cstride, int pixel,
         const irgrid_index* dims, int padding, int align, irgrid_index* fallback) {
-#define IRGRID_PIXELS_RUN(c, px, pad) irgrid_pairs_pixels_body(s, g, y, n, c, y_cstride, px, dims, pad, align, fallback)
+#define IRGRID_PIXELS_RUN(c, px, pad) \
+    irgrid_pairs_pixels_body(s, g, y, n, c, y_cstride, px, dims, pad, align, 1, fallback)
 #define IRGRID_PIXELS_PADDING(pad)                                                                   \
     if (padding == pad)                                                                               \
         return pixel == 2 ? IRGRID_PIXELS_RUN(2, 2, pad)                                              \
                           : (channels == 3 ? IRGRID_PIXELS_RUN(3, 4, pad) : IRGRID_PIXELS_RUN(4, 4, pad));
-#define IRGRID_STACKED_RUN(border) \
-    (irgrid_cpu_row_broadcasts() ? irgrid_stacked_body(s, g, y, n, dims, align, border, 1, fallback) \
-                                 : irgrid_stacked_body(s, g, y, n, dims, align, border, 0, fallback))
+#define IRGRID_STACKED_RUN(pad) \
+    (irgrid_cpu_row_broadcasts() ? irgrid_pairs_pixels_body(s, g, y, n, 1, y_cstride, 2, dims, pad, align, 1, fallback) \
+                                 : irgrid_pairs_pixels_body(s, g, y, n, 1, y_cstride, 2, dims, pad, align, 0, fallback))
     if (channels == 1)
-        return padding == IRGRID_PAD_BORDER ? IRGRID_STACKED_RUN(1) : IRGRID_STACKED_RUN(0);
+        return padding == IRGRID_PAD_BORDER ? IRGRID_STACKED_RUN(IRGRID_PAD_BORDER) : IRGRID_STACKED_RUN(IRGRID_PAD_ZEROS);
 #undef IRGRID_STACKED_RUN
     IRGRID_PIXELS_PADDING(IRGRID_PAD_ZEROS)
     IRGRID_PIXELS_PADDING(IRGRID_PAD_BORDER)
