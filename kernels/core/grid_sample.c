@@ -375,7 +375,9 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
    bilinear (simd_pairs_pixels.h) of two to POINTS_CHANNELS with rows of 2 pixels or more, any padding,
    and of one channel with zeros or border padding over stacked rows (pixels of 2: a row's value and the one
    below it, the plan's `stacked`; Zen 4, X 1x1x256x256 against the pair run: 0.74-0.85x random,
-   0.78-0.92x smooth),
+   0.78-0.92x smooth; each worker copies the plane, about 8 us of 256 x 256 there, and saves about 0.5 ns
+   a point, so only where the call has half a plane's points a thread or more: more threads than 2 are
+   not measured),
    with the interleave policy AUTO (NEVER and ALWAYS keep the gather and the interleaved paths, for
    comparisons). Nearest of one channel reads X's plane by 16-lane gathers or loads (no scratch; 8 lanes,
    simd_gather_path.h's irgrid_nearest8_f32, where wide_call leaves a call to AVX2); two to four
@@ -399,6 +401,7 @@ static int points_pixel(const irgrid_grid_sample* p) {
                    && p->channels >= 1 && p->channels <= POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO
                    && (p->plane + 1) * pixel * 4 <= INTERLEAVE_MAX_BYTES
                    && (pixel == 1 || (wide_call(p) && p->points >= p->plane))
+                   && (p->channels > 1 || pixel == 1 || 2 * p->batch * p->points >= p->plane * p->threads)
                ? pixel : 0;
 }
 
