@@ -155,10 +155,8 @@ static void bins_layout(const irgrid_grid_sample* p, void* shared, void* worker,
     bins->out = w + p->counts_bytes;
 }
 
-/* A scratch of stacked rows for a height x width plane x (simd_pairs_pixels.h). Zeros padding: H + 1 rows
-   of W + 1 pixels, pixel (j, i) holding X[j - 1][i - 1] and X[j][i - 1] (zeros outside the plane), then two
-   zero pixels. Border padding: H rows of W + 1 pixels, pixel (j, i) holding X[j][i] and
-   X[min(j + 1, H - 1)][i], i clamped to W - 1 (scratch_pixels). Each row's pixels but the edges are
+/* A scratch of stacked rows for a height x width plane x, with zeros or `border` padding's layout
+   (simd_pairs_pixels.h describes both; scratch_pixels their size). Each row's pixels but the edges are
    irgrid_interleave_narrow_f32's pairs of a row and the row below it (border's last row: itself). */
 static void irgrid_stack_rows(const float* x, irgrid_index height, irgrid_index width, int border, float* s) {
     const irgrid_index row = width + 1;

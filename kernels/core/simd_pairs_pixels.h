@@ -1,7 +1,7 @@
 /* 2-D bilinear of two to four f32 channels over pixels of 2 or 4 floats, and of one over stacked rows
    (below); a part of simd.h's 16-lane f32 section, after simd_pairs.h's rank-2 copy, whose taps it
-   takes, and simd_cubic_points.h, whose transposed 16-byte loads, irgrid_quads_f32x16, it shares. The scratch is 2-D nearest by points'
-   (grid_sample.c's points_pixel; irgrid_interleave_narrow_f32): a pixel's channels side by side, so
+   takes, and simd_cubic_points.h, whose transposed 16-byte loads, irgrid_quads_f32x16, it shares. The
+   scratch is 2-D nearest by points' (grid_sample.c's points_pixel; irgrid_interleave_narrow_f32): a pixel's channels side by side, so
    that a row's two taps of every channel are one 16-byte load (pixels of 2) or two (pixels of 4) rather
    than one 8-byte load a channel from planes a quarter of a megabyte apart. Why: on Zen 4 the pair run's
    reads of two and three channels on a random grid wait on L1 misses (a build that read nothing took
@@ -53,11 +53,11 @@ IRGRID_AVX512_INLINE void irgrid_pairs_pixels_apply(const irgrid_pairs16_2d* q, 
    border padding a coordinate is clamped into the plane first (y in [0, H - 1], x in [0, W - 1]), and a
    tap past the last row or pixel reads the last, as the pair run reads it: H rows of W + 1 pixels, pixel
    (j, i) holding X[j][i] and X[min(j + 1, H - 1)][i], i clamped to W - 1; the point's taps in pixels
-   (y, x) and the next. Why: the pair run reads a
-   point's two rows as two 8-byte loads (two L1 misses a point on a random grid) and picks each tap's
-   value by masks; on Zen 4, X 1x1x256x256 took 0.74x its time on a random grid at 1 thread and 0.84x
-   at 2, 0.80x and 0.92x on a smooth one, the copy included (border padding 0.75x, 0.85x, 0.78x, 0.91x) (benchmarks/README.md, "Zen 4: one channel
-   over stacked rows"). The coordinates, weights and sums are the pair run's, so the bits are too. */
+   (y, x) and the next. Why: the pair run reads a point's two rows as two 8-byte loads (two L1 misses a
+   point on a random grid) and picks each tap's value by masks; on Zen 4, X 1x1x256x256 took 0.74x its
+   time on a random grid at 1 thread and 0.84x at 2, 0.79x and 0.92x on a smooth one, the copy included
+   (border padding 0.75x, 0.85x, 0.78x, 0.91x; benchmarks/README.md, "Zen 4: one channel over stacked
+   rows"). The coordinates, weights and sums are the pair run's, so the bits are too. */
 
 /* The taps of 16 points: each one's first float in the scratch, the weights in irgrid_apply's order (rows
    outermost), the lanes stored. */
