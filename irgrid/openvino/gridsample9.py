@@ -2,9 +2,10 @@
 
 OpenVINO's CPU plugin runs GridSample-9 on a JIT kernel; irgrid's GridSample (`irgrid1`, the native
 library's op, the same semantics) is faster on some layers and slower on others, and which depends on
-the CPU as much as on the layer: on an AMD Zen 5 host irgrid's op won from one channel in every mode,
-on an Intel Xeon (Cascade Lake, before irgrid's few-channel paths) only from 8 channels bilinear, 16
-nearest and 4 bicubic (benchmarks/README.md, "irgrid's GridSample in place of GridSample-9"). So each
+the CPU as much as on the layer: on AMD Zen 5 and Zen 4 hosts irgrid's op won from one channel in every
+mode (nearest of a few channels within 5%), on an Intel Xeon (Cascade Lake, before irgrid's few-channel
+paths) only from 8 channels bilinear, 16 nearest and 4 bicubic (benchmarks/README.md, "irgrid's
+GridSample in place of GridSample-9"). So each
 f32 GridSample-9 of static shapes is timed both ways on this machine (`_irgrid_faster`) and the faster
 kept; with IRGRID_AUTO=rules (irgrid/timing.py), dynamic shapes, or a layer too large to time, a table
 by CPU kind and channel count decides (`sampling_from_channels`). A replaced layer gives irgrid's
@@ -37,6 +38,10 @@ _SAMPLING_FROM_CHANNELS = {
     # bicubic 0.99x and more, with reflection padding 2.9x since its one-channel pixels; nearest 1.04x and
     # more with nearest by points, but 0.95x at three channels on the smooth grid)
     "zen5": {"bilinear": 1, "nearest": 1, "bicubic": 1},
+    # AMD Zen 4 with AVX-512 allowed (2026-12-01, with stacked rows), every padding: bilinear 1.19x and more,
+    # bicubic 1.46x and more, nearest 1.02x and more but for two and four channels on the smooth grid with
+    # zeros padding (0.95-0.99x, parity within the rounds' spread)
+    "zen4": {"bilinear": 1, "nearest": 1, "bicubic": 1},
     # any other CPU: an Intel Xeon, Cascade Lake (2026-11-28), before the few-channel paths of 2026-11-30
     # and measured alternating in one process, which made irgrid's op look slower than it runs
     "xeon": {"bilinear": 8, "nearest": 16, "bicubic": 4},
@@ -52,12 +57,15 @@ LIMIT_BYTES = 64 << 20
 
 @functools.cache
 def _sampling_table() -> dict:
-    """_SAMPLING_FROM_CHANNELS's table for this CPU: Zen 5's on AMD family 0x1A or later where AVX-512 is
-    allowed (`ONEDNN_MAX_CPU_ISA` caps both libraries), the Xeon's elsewhere (the CPUs not measured
-    included)."""
+    """_SAMPLING_FROM_CHANNELS's table for this CPU: where AVX-512 is allowed (`ONEDNN_MAX_CPU_ISA` caps
+    both libraries), Zen 5's on AMD family 0x1A or later and Zen 4's on family 0x19 (whose CPUs with
+    AVX-512 are Zen 4: Zen 3 has none); the Xeon's elsewhere (the CPUs not measured included)."""
     from .._kernels import sampling
 
-    return _SAMPLING_FROM_CHANNELS["zen5" if sampling.amd_family() >= 0x1A and sampling.avx512_available() else "xeon"]
+    family = sampling.amd_family()
+    if not sampling.avx512_available() or family < 0x19:
+        return _SAMPLING_FROM_CHANNELS["xeon"]
+    return _SAMPLING_FROM_CHANNELS["zen5" if family >= 0x1A else "zen4"]
 
 
 def sampling_from_channels(mode: str, padding: str) -> int:

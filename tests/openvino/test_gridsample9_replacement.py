@@ -125,10 +125,11 @@ def test_by_rules_the_table_decides(tmp_path, mode):
 
 
 @pytest.mark.parametrize("family,avx512,table", [(0x1A, True, "zen5"), (0x1B, True, "zen5"), (0x1A, False, "xeon"),
-                                                 (0x19, True, "xeon"), (0, True, "xeon")])
+                                                 (0x19, True, "zen4"), (0x19, False, "xeon"),
+                                                 (0x17, True, "xeon"), (0, True, "xeon")])
 def test_sampling_thresholds_follow_the_cpu(monkeypatch, family, avx512, table):
     """The channel thresholds of GridSample-9's replacement are the table measured on this CPU's kind:
-    Zen 5 (AMD family 0x1A on) where AVX-512 is allowed, else the Xeon's (benchmarks/README.md, "irgrid's
+    Zen 5 (AMD family 0x1A on) and Zen 4 (family 0x19) where AVX-512 is allowed, else the Xeon's (benchmarks/README.md, "irgrid's
     GridSample in place of GridSample-9"); a (mode, padding) entry before the mode's."""
     from irgrid._kernels import sampling
 
@@ -141,6 +142,6 @@ def test_sampling_thresholds_follow_the_cpu(monkeypatch, family, avx512, table):
             for padding in ("zeros", "border", "reflection"):
                 assert sampling_from_channels(mode, padding) == chosen.get((mode, padding), chosen[mode])
         bilinear = [sampling_from_channels("bilinear", padding) for padding in ("reflection", "zeros")]
-        assert bilinear == ([1, 1] if table == "zen5" else [8, 8])
+        assert bilinear == ([8, 8] if table == "xeon" else [1, 1])
     finally:
         gridsample9._sampling_table.cache_clear()
