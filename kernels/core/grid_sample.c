@@ -412,7 +412,7 @@ static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsiz
     if (pixel > 1) {
         p->pixel = pixel;
         p->stacked = p->channels == 1;
-        p->loads = reads_by_loads(p);
+        p->loads = p->mode == IRGRID_MODE_NEAREST && reads_by_loads(p);  /* bilinear's pixels: 16-byte loads */
         return pixel;
     }
     if (p->interleave != IRGRID_POLICY_NEVER && cubic_points(p)) {

@@ -26,6 +26,7 @@ typedef struct {
     double base, never;     /* seconds of a call with interleave AUTO, and with NEVER */
     size_t line;            /* how far past a 64-byte line the call's output starts */
     int misaligned;         /* calls whose output starts elsewhere on its line */
+    int gathers;            /* calls of a candidate with the gathers policy set */
 } Script;
 
 static double scripted(irgrid_grid_sample* p, void* context) {
@@ -37,6 +38,7 @@ static double scripted(irgrid_grid_sample* p, void* context) {
         y[i] = never && s->differs ? 1.0f : 0.5f;
     s->calls++;
     s->misaligned += (size_t)p->output % 64 != s->line;
+    s->gathers += p->gathers != IRGRID_POLICY_AUTO;
     return never ? s->never : s->base;
 }
 
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
     static float y_line[32 * 64 * 64 + 4] __attribute__((aligned(64)));
     static float spare_line[32 * 64 * 64 + 17] __attribute__((aligned(64)));
     float *y = y_line + 4, *spare = spare_line + 1;
-    Script s = {0, atoi(argv[1]), atof(argv[2]), atof(argv[3]), 16, 0};
+    Script s = {0, atoi(argv[1]), atof(argv[2]), atof(argv[3]), 16, 0, 0};
     irgrid_grid_sample p = {0};
     int chosen;
     if (!irgrid_grid_sample_simd_available()) {
@@ -68,7 +70,8 @@ int main(int argc, char** argv) {
     p.interleave = p.binning = p.gathers = p.avx512 = IRGRID_POLICY_AUTO;
     p.threads = 2;
     chosen = irgrid_grid_sample_tune(&p, spare, scripted, &s);
-    printf("%d %d %d %g %d\n", chosen, p.interleave, s.calls, (double)y[0], s.misaligned);
+    printf("%d %d %d %g %d %d %d\n", chosen, p.interleave, s.calls, (double)y[0], s.misaligned, s.gathers,
+           p.pixel);
     return 0;
 }
 """
@@ -87,26 +90,27 @@ def tuner(tmp_path_factory):
     return program
 
 
-NEAREST, CUBIC = 0, 2  # guards.h's IRGRID_MODE_*
+NEAREST, LINEAR, CUBIC = 0, 1, 2  # guards.h's IRGRID_MODE_*
 
 
 def _tune(program, differs: int, base: float, never: float, channels: int = 32,
-          mode: int = NEAREST) -> tuple[int, int, int, float, int]:
+          mode: int = NEAREST) -> tuple[int, int, int, float, int, int, int]:
     """(candidate chosen, the interleave policy it leaves, calls made, the output's first value, calls whose
-    output started elsewhere on a 64-byte line than the call's own)."""
+    output started elsewhere on a 64-byte line than the call's own, calls of a candidate with the gathers
+    policy set, the chosen plan's `pixel`)."""
     out = subprocess.run([str(program), str(differs), str(base), str(never), str(channels), str(mode)], check=True,
                          capture_output=True, text=True).stdout
     if out.startswith("no AVX2"):
         pytest.skip("this CPU has no AVX2: every policy plans the scalar blocks")
-    chosen, interleave, calls, first, misaligned = out.split()
-    return int(chosen), int(interleave), int(calls), float(first), int(misaligned)
+    chosen, interleave, calls, first, misaligned, gathers, pixel = out.split()
+    return int(chosen), int(interleave), int(calls), float(first), int(misaligned), int(gathers), int(pixel)
 
 
 NEVER, AUTO = 0, 1
 
 
 def test_takes_a_candidate_faster_by_more_than_the_margin(tuner):
-    chosen, interleave, calls, value, _ = _tune(tuner, 0, 0.010, 0.008)
+    chosen, interleave, calls, value, *_ = _tune(tuner, 0, 0.010, 0.008)
     assert chosen > 0 and interleave == NEVER and calls > 3 and value == 0.5
 
 
@@ -117,7 +121,7 @@ def test_keeps_the_plans_own_within_the_margin(tuner):
 
 def test_never_takes_a_candidate_with_other_bits(tuner):
     """However fast, and the output holds the plan's own result (0.5), not the candidate's (1.0)."""
-    chosen, interleave, _, value, _ = _tune(tuner, 1, 0.010, 0.001)
+    chosen, interleave, _, value, *_ = _tune(tuner, 1, 0.010, 0.001)
     assert (chosen, interleave, value) == (0, AUTO, 0.5)
 
 
@@ -147,5 +151,16 @@ def test_candidates_write_as_far_past_a_line_as_the_output(tuner):
     output (here 16 bytes, the spare's start 4): the runs stream a large output only where its planes start
     on lines and split stores across lines elsewhere, so a spare aligned otherwise timed candidates under
     other stores (3-D cubic's 16-channel pixels 0.98x the rules' plan where they took 0.75x)."""
-    chosen, _, calls, _, misaligned = _tune(tuner, 0, 0.010, 0.008)
+    chosen, _, calls, _, misaligned, *_ = _tune(tuner, 0, 0.010, 0.008)
     assert chosen > 0 and calls > 3 and misaligned == 0
+
+
+def test_times_the_gathers_policy_only_where_a_run_reads_by_it(tuner):
+    """Four channels' pixels (a plan's `pixel` 4, where the CPU runs them: AVX-512): nearest reads them by
+    gathers or scalar loads as the gathers policy says, so a candidate sets it; bilinear reads 16-byte
+    pixels either way, so setting it plans the same run, which the tuner does not time twice."""
+    *_, nearest_gathers, nearest_pixel = _tune(tuner, 0, 0.010, 0.010, channels=4, mode=NEAREST)
+    *_, bilinear_gathers, bilinear_pixel = _tune(tuner, 0, 0.010, 0.010, channels=4, mode=LINEAR)
+    if not (nearest_pixel == 4 and bilinear_pixel == 4):
+        pytest.skip("this CPU runs four channels on the pair and gather paths (no 16-lane pixels)")
+    assert nearest_gathers > 0 and bilinear_gathers == 0
