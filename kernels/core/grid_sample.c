@@ -374,8 +374,7 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
    and of one channel with zeros or border padding over stacked rows (pixels of 2: a row's value and the one
    below it, the plan's `stacked`; Zen 4, X 1x1x256x256 against the pair run: 0.74-0.85x random,
    0.78-0.92x smooth; each worker copies the plane, about 8 us of 256 x 256 there, and saves about 0.5 ns
-   a point, so only where the call has half a plane's points a thread or more: more threads than 2 are
-   not measured),
+   a point, so only where the call has half a plane's points a thread or more),
    with the interleave policy AUTO (NEVER and ALWAYS keep the gather and the interleaved paths, for
    comparisons). Nearest of one channel reads X's plane by 16-lane gathers or loads (no scratch; 8 lanes,
    simd_gather_path.h's irgrid_nearest8_f32, where wide_call leaves a call to AVX2); two to four
@@ -389,9 +388,20 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
    0.75-1.00x. With fewer points than pixels the copy outweighs the reads (Zen 4, 2 threads): a grid of
    half the plane's pixels took 0.96-1.27x the time (bilinear) and 0.90-1.16x (nearest), a quarter up to
    1.64x and 1.80x, RAFT's lookups of two channels (81 points an item of 2,852 pixels) 1.3-1.6x and 3.1x
-   (benchmarks/README.md, "Bilinear of few channels by pixels"). */
+   (benchmarks/README.md, "Bilinear of few channels by pixels").
+   Every scratch a worker is a copy of the whole plane, so the copies grow with the threads while each
+   worker's points shrink. On Zen 4 at 1 thread (X 1xCx256x256, random grids, the pair run and the
+   gather path against the pixels) a copy costs what 0.28-0.34 of a plane's points save at two and three
+   channels (two channels' bilinear: 18 us against 0.87 ns a point) and 0.09-0.17 at four (whose 4-float
+   pixels save the most a point); so, with a margin of 1.5-2x, a pixel run needs half a plane's points
+   a thread or more, a quarter at four channels (at 1 and 2 threads no more than the rules above ask),
+   two to four channels on a local grid excepted (one shared scratch, its copy split among the workers:
+   shared_pixels). At 3-6 threads over the host's 2 cores two and three channels had taken 1.06-1.30x
+   the pair run's time (benchmarks/README.md, "Few-channel pixels and more threads"); more cores than 2
+   are not measured. */
 #define POINTS_CHANNELS 4
-static int points_pixel(const irgrid_grid_sample* p) {
+static int local_grid(irgrid_grid_sample* p);
+static int points_pixel(irgrid_grid_sample* p) {
     const int bilinear = p->mode == IRGRID_MODE_LINEAR && p->dims[1] >= 2
                          && (p->channels >= 2 || p->padding != IRGRID_PAD_REFLECTION);
     const int pixel = p->channels == 1 && !bilinear ? 1 : (p->channels <= 2 ? 2 : 4);
@@ -399,7 +409,8 @@ static int points_pixel(const irgrid_grid_sample* p) {
                    && p->channels >= 1 && p->channels <= POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO
                    && (p->plane + 1) * pixel * 4 <= INTERLEAVE_MAX_BYTES
                    && (pixel == 1 || (wide_call(p) && p->points >= p->plane))
-                   && (p->channels > 1 || pixel == 1 || 2 * p->batch * p->points >= p->plane * p->threads)
+                   && (pixel == 1 || (p->channels == 4 ? 4 : 2) * p->batch * p->points >= p->plane * p->threads
+                       || (p->channels > 1 && local_grid(p)))
                ? pixel : 0;
 }
 
@@ -479,11 +490,17 @@ static int plan_shared(irgrid_grid_sample* p, irgrid_index itemsize) {
 #define SHARED_JUDGE_POINTS 64  /* in runs of 4 consecutive ones (a grid's line or two each) */
 #define SHARED_MIN_POINTS 16384
 static int shared_pixels(irgrid_grid_sample* p) {
+    return !p->stacked && p->pixel >= 2 && local_grid(p);
+}
+
+/* shared_pixels' judgement of the grid (and points_pixel's, for more threads than a scratch a worker
+   pays for). */
+static int local_grid(irgrid_grid_sample* p) {
     const float* g = (const float*)p->coords;
     const irgrid_index height = p->dims[0], width = p->dims[1], parts = p->threads;
     irgrid_index j, i, row, col, local = 0;
     double x, y;
-    if (p->stacked || p->pixel < 2 || p->threads < 2 || p->points < SHARED_MIN_POINTS || p->affine || p->displaced
+    if (p->threads < 2 || p->points < SHARED_MIN_POINTS || p->affine || p->displaced
         || p->interleave != IRGRID_POLICY_AUTO)
         return 0;
     p->per_call = 1;

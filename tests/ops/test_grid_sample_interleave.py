@@ -614,6 +614,41 @@ def test_stacked_rows_need_half_a_plane_of_points_a_thread():
 
 
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("channels", [2, 3, 4])
+def test_few_channel_pixels_need_points_a_thread(mode, channels):
+    """Each worker's scratch of few-channel pixels is a copy of the plane, so more threads on a grid of the
+    plane's size read X's planes (the gather path) past where the copies outweigh what the points save
+    (grid_sample.c's points_pixel): half a plane's points a thread, a quarter at four channels. A batch
+    of items keeps the pixels; a local grid (an identity warp) keeps them in one shared scratch whose copy
+    the workers split. Every route gives the same bits, and the ordinary points onnxruntime's."""
+    if not sampling.avx512_available():
+        pytest.skip("the runs by points of two to four channels run 16 points a vector: AVX-512")
+    rng = keyed_rng("pixel-threads", mode, channels)
+    pixel = 2 if channels == 2 else 4
+    pixels_up_to = 4 if channels == 4 else 2
+    centres = (2 * np.arange(128) + 1) / 128 - 1
+    identity = np.stack(np.meshgrid(centres, centres), axis=-1)[None]  # (x, y) of each pixel's centre
+    was = sampling.use_interleave("auto")
+    try:
+        for side, batch, grid, want in (
+                (64, 1, dyadic(rng, (1, 64, 64, 2), 1.1), lambda t: f"interleaved {pixel} points"
+                 if t <= pixels_up_to else "gather"),
+                (64, 8, dyadic(rng, (8, 64, 64, 2), 1.1), lambda t: f"interleaved {pixel} points"),
+                (128, 1, identity, lambda t: f"interleaved {pixel} points" if t == 1 else f"shared {pixel} points")):
+            x = rng.uniform(-1, 1, (batch, channels, side, side)).astype(np.float32)
+            grid = grid.astype(np.float32)
+            plan = sample_plan(x.shape, grid.shape, np.float32, mode, "zeros", False)
+            for threads in (1, 2, 3, 4, 5, 8):
+                assert plan.route(threads, grid) == want(threads), (side, batch, threads)
+            outs = [plan(x, grid, None, t) for t in (1, 2, 3, 4, 5, 8)]
+            assert all(out.tobytes() == outs[0].tobytes() for out in outs), (side, batch)
+            expected = run_ort_grid_sample(x.astype(np.float64), grid.astype(np.float64), mode, "zeros", False)
+            np.testing.assert_allclose(outs[0], expected, **TOLERANCES[np.float32])
+    finally:
+        sampling.use_interleave(was)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_few_points_an_item_read_the_planes(mode):
     """2-D nearest and bilinear of two to four channels take a scratch of few-channel pixels only where an
     item has as many points as its plane has pixels: copying the plane costs more than it saves with
