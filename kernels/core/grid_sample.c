@@ -93,6 +93,26 @@ static int shared_large(const irgrid_grid_sample* p, irgrid_index bytes) {
            && p->channels > PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8) / 2;
 }
 
+/* Whether the workers of a call share one scratch (not a row scratch, nor few-channel pixels) because
+   with a scratch a worker at least SHARED_WORKERS_A_GROUP of them would each copy the same group's
+   plane: where an item's groups are fewer than the threads, its points are split into spans
+   (unit_span), and every worker copies the whole plane of its span's group, so the copies grow with the
+   threads while each worker's points shrink. Shared, a group is copied once, in pieces, whatever the
+   threads. With more threads than the host's 2 cores (OMP_WAIT_POLICY=passive: the total work sets the
+   time), Zen 4: X 1x32x256x256 bilinear (two groups of 16 channels) at 8 threads took 0.93-1.08 ms
+   shared against 2.45-2.66 a worker on a random grid (0.78 against 2.17-2.51 on a smooth one), 3-D
+   trilinear 1x16x32x64x64 (two groups of 8) 2.24-2.32 against 3.65-5.18; at 4 threads (two workers a
+   group) 0.87-1.08 against 1.44-1.46 in 2-D but 2.18-2.39 against 2.08-3.05 in 3-D, and at 2 threads,
+   a group a worker, 3-D trilinear took 1.3x shared (its reads in the other core's L2). So from 4 workers
+   a group (benchmarks/README.md, "More threads than groups: one shared scratch"); more cores than 2 are
+   not measured. */
+#define SHARED_WORKERS_A_GROUP 4
+static int shared_many(const irgrid_grid_sample* p) {
+    return !p->rows && !p->pixel && p->channels > PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8) / 2
+           && (irgrid_index)p->threads >= SHARED_WORKERS_A_GROUP * p->batch * p->groups
+           && ceil_div(p->points, SIMD_BLOCK) >= SHARED_WORKERS_A_GROUP;  /* spans of SIMD_BLOCK at least */
+}
+
 /* Whether the interleaved path takes a scratch of `bytes` a group (the plane's, not the row scratch):
    up to INTERLEAVE_MAX_BYTES a worker, past it (above) one shared (shared_large). */
 static int scratch_fits(const irgrid_grid_sample* p, irgrid_index bytes) {
@@ -447,7 +467,7 @@ static irgrid_index interleave_lanes(irgrid_grid_sample* p, irgrid_index itemsiz
    segment by segment of BIN_SEGMENT points (the schedule's rounds): the workers first judge and sort
    the segment's chunks (phase 0), then sample its units (phase 1), so that each chunk is sorted once
    for all the channel groups. */
-/* IRGRID_GS_SHARED's schedule (shared_large, shared_pixels): per round (item, channel group) a copy phase
+/* IRGRID_GS_SHARED's schedule (shared_large, shared_many, shared_pixels): per round (item, channel group) a copy phase
    of pieces of the plane, then a phase of spans of points, about two units a worker in each; one scratch
    for all. 2-D nearest by points (shared_pixels) gives each worker contiguous pieces and spans, so that
    a local grid's points read the part of the plane their worker copied. */
@@ -599,7 +619,7 @@ static int plan_interleave(irgrid_grid_sample* p, irgrid_index itemsize) {
     p->groups = ceil_div(p->channels, p->lanes);
     p->streams = stream_output(p, itemsize);
     p->scratch_items = (scratch_pixels(p) * p->lanes + 15) / 16 * 16;  /* a multiple of 64 bytes */
-    if (shared_large(p, p->scratch_items * itemsize) || shared_pixels(p))
+    if (shared_large(p, p->scratch_items * itemsize) || shared_many(p) || shared_pixels(p))
         return plan_shared(p, itemsize);
     if (p->binning != IRGRID_POLICY_NEVER && !p->affine && !p->displaced && p->rank == 3 && p->rows) {
         if (p->rows == 2)  /* one-channel pixels */

@@ -613,6 +613,35 @@ def test_stacked_rows_need_half_a_plane_of_points_a_thread():
         sampling.use_interleave(was)
 
 
+@pytest.mark.parametrize("x_shape, dtype", [((1, 8, 64, 64), np.float32), ((1, 4, 64, 64), np.float64),
+                                            ((1, 8, 16, 16, 16), np.float32)], ids=["2d-f32", "2d-f64", "3d-f32"])
+def test_more_threads_than_groups_share_one_scratch(x_shape, dtype):
+    """Where four workers or more would each copy the same channel group's plane into a scratch of their
+    own (an item's points split into spans among more threads than it has groups), they share one scratch
+    of it instead, copied once in pieces (grid_sample.c's shared_many); a grid of too few points for four
+    spans keeps a scratch a worker, and so does a batch of items with a worker or more each. Every route
+    gives the same bits, and onnxruntime's values."""
+    rng = keyed_rng("shared-many", x_shape, np.dtype(dtype).name)
+    lanes = 8 if dtype == np.float32 else 4  # one group: 8 f32 channels (16-lane pixels from 9), 4 f64
+    rank = len(x_shape) - 2
+    out_dims = (64, 64) if rank == 2 else (16, 16, 16)  # 4096 points: four spans of 1024
+    was = sampling.use_interleave("auto")
+    try:
+        for batch, dims, shared_from in ((1, out_dims, 4), (1, out_dims[:-1] + (8,), None), (4, out_dims, 16)):
+            x = rng.uniform(-1, 1, (batch, *x_shape[1:])).astype(dtype)
+            grid = dyadic(rng, (batch, *dims, rank), 1.1).astype(dtype)
+            plan = sample_plan(x.shape, grid.shape, dtype, "linear", "zeros", False)
+            for threads in (1, 2, 3, 4, 8, 16):
+                shared = shared_from is not None and threads >= shared_from
+                assert plan.route(threads, grid) == f"{'shared' if shared else 'interleaved'} {lanes}", (batch, dims, threads)
+            outs = [plan(x, grid, None, t) for t in (1, 2, 3, 4, 8, 16)]
+            assert all(out.tobytes() == outs[0].tobytes() for out in outs), (batch, dims)
+            expected = run_ort_grid_sample(x.astype(np.float64), grid.astype(np.float64), "linear", "zeros", False)
+            np.testing.assert_allclose(outs[0], expected, **TOLERANCES[np.dtype(dtype).type])
+    finally:
+        sampling.use_interleave(was)
+
+
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 @pytest.mark.parametrize("channels", [2, 3, 4])
 def test_few_channel_pixels_need_points_a_thread(mode, channels):
