@@ -99,13 +99,12 @@ static int shared_large(const irgrid_grid_sample* p, irgrid_index bytes) {
    (unit_span), and every worker copies the whole plane of its span's group, so the copies grow with the
    threads while each worker's points shrink. Shared, a group is copied once, in pieces, whatever the
    threads. With more threads than the host's 2 cores (OMP_WAIT_POLICY=passive: the total work sets the
-   time), Zen 4: X 1x32x256x256 bilinear (two groups of 16 channels) at 8 threads took 0.93-1.08 ms
-   shared against 2.45-2.66 a worker on a random grid (0.78 against 2.17-2.51 on a smooth one), 3-D
-   trilinear 1x16x32x64x64 (two groups of 8) 2.24-2.32 against 3.65-5.18; at 4 threads (two workers a
-   group) 0.87-1.08 against 1.44-1.46 in 2-D but 2.18-2.39 against 2.08-3.05 in 3-D, and at 2 threads,
-   a group a worker, 3-D trilinear took 1.3x shared (its reads in the other core's L2). So from 4 workers
-   a group (benchmarks/README.md, "More threads than groups: one shared scratch"); more cores than 2 are
-   not measured. */
+   time), Zen 4: X 1x32x256x256 bilinear (two groups of 16 channels) at 8 threads took 1.14 ms shared
+   against 2.47-3.24 a worker on a random grid, 3-D trilinear 1x16x32x64x64 (two groups of 8) 2.17-3.24
+   against 5.91-6.26; at 2 threads, a group a worker, shared took 1.1-1.4x (its reads in the other
+   core's L2). Two workers a group gained on those oversubscribed cores, where real ones would read each
+   other's halves across cores, so from 4 workers a group (benchmarks/README.md, "More threads than
+   groups: one shared scratch"); more cores than 2 are not measured. */
 #define SHARED_WORKERS_A_GROUP 4
 static int shared_many(const irgrid_grid_sample* p) {
     return !p->rows && !p->pixel && p->channels > PIXEL_BYTES / (p->dtype == IRGRID_F32 ? 4 : 8) / 2

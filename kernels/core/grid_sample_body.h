@@ -484,9 +484,9 @@ static void IRGRID_FN(copy_piece)(const irgrid_grid_sample* p, irgrid_index b, i
     }
 #endif
     if (start + n == plane)
-        IRGRID_FN(irgrid_interleave)(x, c1 - c0, plane, n, scratch + start * p->lanes);
+        IRGRID_PIXELS_FN(p, irgrid_interleave)(x, c1 - c0, plane, n, scratch + start * p->lanes);
     else
-        IRGRID_FN(irgrid_interleave_pixels)(x, c1 - c0, plane, n, scratch + start * p->lanes);
+        IRGRID_PIXELS_FN(p, irgrid_interleave_pixels)(x, c1 - c0, plane, n, scratch + start * p->lanes);
 }
 
 static void IRGRID_FN(run)(const irgrid_grid_sample* p, int phase, void* shared, void* worker, irgrid_index begin,

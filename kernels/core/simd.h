@@ -562,6 +562,8 @@ static irgrid_index irgrid_interleaved_sample_f64(const double* s, const double*
         const irgrid_index* strides, int mode, int padding, int align, irgrid_index* fallback) { return -1; }
 static void irgrid_interleave_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
         irgrid_index plane, float* s) {}
+static void irgrid_interleave_pixels_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
+        irgrid_index n, float* s) {}
 static void irgrid_interleave_plane2d_f32x16(const float* x, irgrid_index channels, irgrid_index x_cstride,
         const irgrid_index* dims, float* s) {}
 static irgrid_index irgrid_cubic2d_run_f32x16(const float* s, const float* g, float* y, irgrid_index n,

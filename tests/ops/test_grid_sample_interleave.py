@@ -614,20 +614,25 @@ def test_stacked_rows_need_half_a_plane_of_points_a_thread():
 
 
 @pytest.mark.parametrize("x_shape, dtype", [((1, 8, 64, 64), np.float32), ((1, 4, 64, 64), np.float64),
-                                            ((1, 8, 16, 16, 16), np.float32)], ids=["2d-f32", "2d-f64", "3d-f32"])
+                                            ((1, 8, 16, 16, 16), np.float32), ((1, 16, 64, 64), np.float32)],
+                         ids=["2d-f32", "2d-f64", "3d-f32", "2d-f32-16"])
 def test_more_threads_than_groups_share_one_scratch(x_shape, dtype):
     """Where four workers or more would each copy the same channel group's plane into a scratch of their
     own (an item's points split into spans among more threads than it has groups), they share one scratch
     of it instead, copied once in pieces (grid_sample.c's shared_many); a grid of too few points for four
     spans keeps a scratch a worker, and so does a batch of items with a worker or more each. Every route
-    gives the same bits, and onnxruntime's values."""
+    gives the same bits, and onnxruntime's values. 16 f32 channels are one group of 16-lane pixels with
+    AVX-512 (whose shared copy once took the 8-lane copy: wrong values from 4 workers on), two of 8 without."""
     rng = keyed_rng("shared-many", x_shape, np.dtype(dtype).name)
-    lanes = 8 if dtype == np.float32 else 4  # one group: 8 f32 channels (16-lane pixels from 9), 4 f64
+    channels = x_shape[1]
+    lanes = 4 if dtype == np.float64 else 16 if channels > 8 and sampling.avx512_available() else 8
+    groups = channels // lanes
     rank = len(x_shape) - 2
     out_dims = (64, 64) if rank == 2 else (16, 16, 16)  # 4096 points: four spans of 1024
     was = sampling.use_interleave("auto")
     try:
-        for batch, dims, shared_from in ((1, out_dims, 4), (1, out_dims[:-1] + (8,), None), (4, out_dims, 16)):
+        for batch, dims, shared_from in ((1, out_dims, 4 * groups), (1, out_dims[:-1] + (8,), None),
+                                         (4, out_dims, 16 * groups)):
             x = rng.uniform(-1, 1, (batch, *x_shape[1:])).astype(dtype)
             grid = dyadic(rng, (batch, *dims, rank), 1.1).astype(dtype)
             plan = sample_plan(x.shape, grid.shape, dtype, "linear", "zeros", False)
