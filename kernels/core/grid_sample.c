@@ -144,11 +144,16 @@ static irgrid_index mirror_pixels(irgrid_index rank, const irgrid_index* dims) {
     return irgrid_cubic_layout_of(rank, dims, 1).size;
 }
 
+/* Pixels of a scratch of stacked rows (irgrid_stack_rows) for this call's plane and padding. */
+static irgrid_index stacked_pixels(const irgrid_grid_sample* p) {
+    return p->padding == IRGRID_PAD_BORDER ? p->dims[0] * (p->dims[1] + 1) : (p->dims[0] + 1) * (p->dims[1] + 1) + 2;
+}
+
 /* Pixels of a group's scratch: the row scratch's (the plan's `rows`; with one-channel pixels and border or
-   reflection padding mirror_pixels), stacked rows' (irgrid_stack_rows) or the plane's and a zero pixel. */
+   reflection padding mirror_pixels), stacked rows' or the plane's and a zero pixel. */
 static irgrid_index scratch_pixels(const irgrid_grid_sample* p) {
-    if (p->stacked)  /* irgrid_stack_rows */
-        return p->padding == IRGRID_PAD_BORDER ? p->dims[0] * (p->dims[1] + 1) : (p->dims[0] + 1) * (p->dims[1] + 1) + 2;
+    if (p->stacked)
+        return stacked_pixels(p);
     if (p->rows == 2 && p->padding != IRGRID_PAD_ZEROS)
         return mirror_pixels(p->rank, p->dims);
     return p->rows ? row_pixels(p->rank, p->dims) : p->plane + 1;
@@ -426,7 +431,8 @@ static int points_pixel(irgrid_grid_sample* p) {
     const int pixel = p->channels == 1 && !bilinear ? 1 : (p->channels <= 2 ? 2 : 4);
     return p->dtype == IRGRID_F32 && (p->mode == IRGRID_MODE_NEAREST || bilinear) && p->rank == 2
                    && p->channels >= 1 && p->channels <= POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO
-                   && (p->plane + 1) * pixel * 4 <= INTERLEAVE_MAX_BYTES
+                   && (pixel == 2 && p->channels == 1 ? stacked_pixels(p) : p->plane + 1) * pixel * 4
+                              <= INTERLEAVE_MAX_BYTES
                    && (pixel == 1 || (wide_call(p) && p->points >= p->plane))
                    && (pixel == 1 || (p->channels == 4 ? 4 : 2) * p->batch * p->points >= p->plane * p->threads
                        || (p->channels > 1 && local_grid(p)))

@@ -586,6 +586,28 @@ def test_one_channel_bilinear_over_stacked_rows(dims, align, padding):
         sampling.use_interleave(was)
 
 
+def test_stacked_rows_only_where_their_scratch_fits():
+    """Stacked rows hold (height + 1) x (width + 1) + 2 pixels of 8 bytes with zeros padding, more than the
+    plane: points_pixel's 8 MiB cap (grid_sample.c's INTERLEAVE_MAX_BYTES) is on that scratch, so X
+    1x1x1022x1023 takes them (1,047,554 pixels) and 1x1x1023x1023 (1,048,578; its plane alone 1,046,529)
+    reads the plane by pairs. Both against onnxruntime."""
+    if not sampling.avx512_available():
+        pytest.skip("stacked rows run 16 points a vector: AVX-512")
+    rng = keyed_rng("stacked-cap")
+    was = sampling.use_interleave("auto")
+    try:
+        for height, want in ((1022, "interleaved 2 points stacked"), (1023, "gather")):
+            x = rng.uniform(-1, 1, (1, 1, height, 1023)).astype(np.float32)
+            grid = dyadic(rng, (1, height, 1023, 2), 1.05)
+            plan = sample_plan(x.shape, grid.shape, np.float32, "linear", "zeros", False)
+            assert plan.route(1) == want, height
+            out = sample(x, grid.astype(np.float32), "linear", "zeros", False, 1)
+            expected = run_ort_grid_sample(x.astype(np.float64), grid, "linear", "zeros", False)
+            np.testing.assert_allclose(out, expected, **TOLERANCES[np.float32])
+    finally:
+        sampling.use_interleave(was)
+
+
 def test_stacked_rows_need_half_a_plane_of_points_a_thread():
     """Each worker copies the whole plane into its stacked rows (about 8 us of a 256 x 256 plane on Zen 4)
     and saves about 0.5 ns a point (grid_sample.c's points_pixel), so one channel takes them only where a
