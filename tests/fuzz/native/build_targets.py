@@ -26,8 +26,8 @@ EXTENSION = ROOT / "kernels" / "openvino"
 CLANGS = ["clang", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14"]
 
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
-# -O1 for the campaign (grid_sample.c then takes 140 s to compile with both sanitizers on this Xeon host, -O0
-# 65 s, and runs the inputs several times faster); CI's short runs build at -O0 (tests/fuzz/test_fuzz_native.py).
+# -O1 for the campaign and CI (grid_sample.c then takes 140 s to compile with both sanitizers on this Xeon host, -O0
+# 65 s, and runs the inputs about ten times faster: tests/fuzz/test_fuzz_native.py).
 FLAGS = ["-g", "-fno-omit-frame-pointer", "-ffp-contract=off", *SANITIZE]
 # GridSample's 8-channel pixels stream a group's output from 4 MiB on (kernels/core/simd.h), past any problem
 # the harness builds (at most about 23,000 points); from 16 KiB (512 points of 8 channels) they reach it.
