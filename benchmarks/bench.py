@@ -34,7 +34,10 @@ Method
   as read + write; the better of one thread and --threads Python threads). Roofline: the time those
   bytes take at the copy bandwidth of --threads threads (what a kernel that only streamed its inputs
   and output would take), measured just before and just after the case's rounds (their mean), since
-  a shared VM's bandwidth drifts over a run; "x roof" is irgrid's median time over it.
+  a shared VM's bandwidth drifts over a run; "x roof" is irgrid's median time over it. "x lines"
+  is the same against the bytes any implementation must move: the 64-byte lines of X the taps read
+  (`_bytes_touched`), the grid and the output. It differs from "x roof" where the grid reads part of
+  X (RAFT's lookups: 81 points a 46 x 62 plane), so a peer near it cannot be beaten by much.
 - Inputs are seeded: data uniform in [-1, 1); every GridSample case (but the tiny one) runs on two
   grids, named by the case's last part: /smooth, warps (identity rotated, scaled by 1.08 and gently
   perturbed; a few points fall outside [-1, 1]) as in warping and registration networks, and /random,
@@ -966,6 +969,38 @@ def _bytes_moved(case: dict) -> int:
     return 4 * (n_x + n_grid + n_y)
 
 
+# The span of taps a point reads along each dim, from its floor (nearest: its rounded index).
+_TAP_SPAN = {"nearest": (0, 1), "bilinear": (0, 2), "trilinear": (0, 2), "bicubic": (-1, 3), "tricubic": (-1, 3)}
+
+
+def _bytes_touched(case: dict, grid: np.ndarray) -> int:
+    """Bytes of the 64-byte lines of X that the taps of `grid` read (zeros padding, align_corners=0, f32),
+    plus the grid and output: what any implementation must move. Below _bytes_moved where the grid
+    reads part of X, as RAFT's lookups do (81 points in a 46 x 62 plane); about the same on the warps.
+    Planes whose bytes are a multiple of 64 touch the same lines in every channel, so one is counted."""
+    n, channels, *spatial = case["x"]
+    plane = math.prod(spatial)
+    lo, hi = _TAP_SPAN[case["mode"]]
+    pixels = [((grid[..., len(spatial) - 1 - k].astype(np.float64) + 1) * size - 1) / 2
+              for k, size in enumerate(spatial)]
+    starts = [np.rint(p) if case["mode"] == "nearest" else np.floor(p) for p in pixels]
+    counted = 1 if plane * 4 % 64 == 0 else channels
+    lines = 0
+    for item in range(n):
+        index = np.zeros((starts[0][item].size, 1), np.int64)  # (points, taps so far)
+        inside = np.ones(index.shape, bool)
+        for start, size in zip(starts, spatial):
+            taps = start[item].reshape(-1, 1).astype(np.int64) + np.arange(lo, hi)  # (points, span)
+            index = (index[:, :, None] * size + taps[:, None, :]).reshape(len(taps), -1)
+            inside = (inside[:, :, None] & ((taps >= 0) & (taps < size))[:, None, :]).reshape(len(taps), -1)
+        index = index[inside]
+        for channel in range(counted):
+            lines += np.unique((index + (item * channels + channel) * plane) * 4 // 64).size
+    lines *= channels // counted
+    n_y = n * channels * math.prod(case["grid"][1:-1])
+    return 64 * lines + 4 * (grid.size + n_y)
+
+
 def _fmt_ms(ms: float) -> str:
     return f"{ms:.4f}" if ms < 0.1 else f"{ms:.3f}" if ms < 10 else f"{ms:.2f}" if ms < 1000 else f"{ms:.0f}"
 
@@ -1141,6 +1176,9 @@ def main(argv: list[str] | None = None) -> int:
                         row["copy_GBps_around_case"] = statistics.mean(c["threads_GBps"] for c in around)
                         row["roofline_ms"] = moved / (row["copy_GBps_around_case"] * 1e9) * 1e3
                         row["over_roofline"] = base / row["roofline_ms"]
+                        row["touched_bytes"] = _bytes_touched(case, _inputs(case)["grid"])
+                        row["lines_floor_ms"] = row["touched_bytes"] / (row["copy_GBps_around_case"] * 1e9) * 1e3
+                        row["over_lines_floor"] = base / row["lines_floor_ms"]
             results.append(row)
 
         policy_rows = []
@@ -1208,8 +1246,8 @@ def _print_tables(report: dict, available: dict) -> None:
     print(f"\nResults: median ms per call ({report['header']['threads']} threads); (x) = peer / irgrid, "
           "above 1 means irgrid is faster")
     cols = (["case", "irgrid ms"] + [f"{PEER_LABELS[p]} ms (x)" for p in others]
-            + ["GB/s", "%copy", "roof ms", "x roof", "max|diff|"])
-    widths = [38, 10] + [22] * len(others) + [6, 6, 8, 7, 9]
+            + ["GB/s", "%copy", "roof ms", "x roof", "x lines", "max|diff|"])
+    widths = [38, 10] + [22] * len(others) + [6, 6, 8, 7, 7, 9]
     print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cols, widths))))
     print("-" * (sum(widths) + 2 * (len(widths) - 1)))
     notes = []
@@ -1240,6 +1278,7 @@ def _print_tables(report: dict, available: dict) -> None:
         cells.append(f"{100 * frac:.0f}%" if frac is not None else "-")
         cells.append(_fmt_ms(row["roofline_ms"]) if "roofline_ms" in row else "-")
         cells.append(f"{row['over_roofline']:.1f}" if "over_roofline" in row else "-")
+        cells.append(f"{row['over_lines_floor']:.1f}" if "over_lines_floor" in row else "-")
         cells.append(f"{max(diffs):.1e}" if diffs else "-")
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))))
     print("\nCases:")
@@ -1252,6 +1291,8 @@ def _print_tables(report: dict, available: dict) -> None:
     print("GB/s: (data + grid + output bytes) / irgrid's time; %copy: that over the copy bandwidth above. "
           f"roof ms: those bytes at the copy bandwidth of {report['header']['threads']} thread(s) measured just "
           "before and after the case (copy_GBps_around_case in the JSON); x roof: irgrid ms / roof ms. "
+          "x lines: irgrid ms over the time of the bytes it must move at that bandwidth: the 64-byte lines of "
+          "X its taps read, the grid and the output (touched_bytes, lines_floor_ms in the JSON). "
           "max|diff|: largest |peer - irgrid| over the peers.")
     print(f"*: other processes used more than {BUSY_PCT:g}% of the machine during that measurement, even after "
           "retries (see background_cpu_pct in the JSON).")
