@@ -26,9 +26,9 @@ EXTENSION = ROOT / "kernels" / "openvino"
 CLANGS = ["clang", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14"]
 
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
-# -O1 for the campaign and CI (grid_sample.c then takes 140 s to compile with both sanitizers on this Xeon host, -O0
-# 65 s, and runs the inputs about ten times faster: tests/fuzz/test_fuzz_native.py).
-FLAGS = ["-g", "-fno-omit-frame-pointer", "-ffp-contract=off", *SANITIZE]
+# -O1 for the campaign and CI alike: grid_sample.c compiles in about twice -O0's time with both sanitizers, and
+# the targets run their inputs about ten times faster (docs/fuzzing.md, "Native CI").
+FLAGS = ["-g", "-fno-omit-frame-pointer", "-ffp-contract=off", "-O1", *SANITIZE]
 # GridSample's 8-channel pixels stream a group's output from 4 MiB on (kernels/core/simd.h), past any problem
 # the harness builds (at most about 23,000 points); from 16 KiB (512 points of 8 channels) they reach it.
 CORE_DEFINES = ["-DIRGRID_STREAM_SCATTERED_MIN_BYTES=16384"]
@@ -61,9 +61,8 @@ def _newest(paths) -> float:
     return max(p.stat().st_mtime for p in paths)
 
 
-def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1, optimize: str = "-O1"
-          ) -> dict[str, Path]:
-    """Every target in OUT (objects under OUT/obj), compiling `jobs` sources at a time at `optimize`; returns
+def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1) -> dict[str, Path]:
+    """Every target in OUT (objects under OUT/obj), compiling `jobs` sources at a time; returns
     {name: executable}. Raises RuntimeError without clang, CalledProcessError when a compile fails."""
     clang = clang or find_clang()
     if clang is None:
@@ -85,7 +84,7 @@ def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1, 
         fuzzer = ["-fsanitize=fuzzer" if source in harnesses else "-fsanitize=fuzzer-no-link"]
         if source.parent == CORE:
             fuzzer += KERNEL_COVERAGE + CORE_DEFINES
-        subprocess.run([compiler, std, *FLAGS, optimize, *fuzzer, *includes, "-c", str(source), "-o", str(obj)],
+        subprocess.run([compiler, std, *FLAGS, *fuzzer, *includes, "-c", str(source), "-o", str(obj)],
                        check=True)
 
     # grid_sample.c first: by far the longest compile with both sanitizers (above); the rest compiles beside it
@@ -97,7 +96,7 @@ def build(out: Path, clang: str | None = None, jobs: int = os.cpu_count() or 1, 
         objects = [out / "obj" / (source.stem + ".o") for source in [HERE / f"{name}.cpp", *needed]]
         exe = out / name
         if not exe.exists() or exe.stat().st_mtime < _newest(objects):
-            subprocess.run([clangxx, *FLAGS, optimize, "-fsanitize=fuzzer", *map(str, objects), "-lm", "-o", str(exe)],
+            subprocess.run([clangxx, *FLAGS, "-fsanitize=fuzzer", *map(str, objects), "-lm", "-o", str(exe)],
                            check=True)
         built[name] = exe
     return built
