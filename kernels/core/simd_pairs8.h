@@ -22,7 +22,7 @@ typedef struct {
     __m256 w[2 * PAIRS_ROWS], tap_left[PAIRS_ROWS], tap_right[PAIRS_ROWS], next_left[PAIRS_ROWS],
         next_right[PAIRS_ROWS], store;
     irgrid_index base;
-    int scattered;
+    int scattered, whole;  /* whole: all 8 lanes are points (stored without a mask) */
 } PSFX(irgrid_pairs8x);
 
 /* The taps of points [p, p + m) (m <= 8) into q (simd_pairs.h's irgrid_pairs_taps; d: each dim's
@@ -42,6 +42,7 @@ IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_taps)(const float* g, irgrid_index p,
     const int reflect = padding == IRGRID_PAD_REFLECTION, keep_all = padding != IRGRID_PAD_ZEROS;
     int k, e, f, r;
     q->store = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), lanes));
+    q->whole = m == 8;
     q->base = 0;
     q->scattered = 0;
     if (items != NULL) {  /* 2-D: simd_pairs.h's irgrid_pairs_taps_2d */
@@ -141,7 +142,13 @@ IRGRID_AVX2_INLINE void PSFX(irgrid_pairs8_apply)(const PSFX(irgrid_pairs8x)* q,
         acc = r ? _mm256_fmadd_ps(q->w[2 * r], v0, acc) : _mm256_mul_ps(q->w[0], v0);
         acc = _mm256_fmadd_ps(q->w[2 * r + 1], v1, acc);
     }
-    _mm256_maskstore_ps(yc, _mm256_castps_si256(q->store), acc);
+    /* a whole block by a plain store, as the other 8-lane runs store theirs: a masked 256-bit store took
+       22-33 TSC ticks on a first-generation Zen, a plain one 3-5 (a loop of each; benchmarks/README.md,
+       "Zen 1: AVX2 on 128-bit units") */
+    if (q->whole)
+        _mm256_storeu_ps(yc, acc);
+    else
+        _mm256_maskstore_ps(yc, _mm256_castps_si256(q->store), acc);
 }
 
 /* Bilinear (2-D) or trilinear (3-D) sampling of points [0, n) in `channels` planes, 8 lanes at a time
