@@ -6,7 +6,8 @@ shape the output keeps (a slope of higher rank only with leading 1s). OpenVINO's
 accepts a slope that does not broadcast and its CPU plugin then fails; irgrid refuses it at the slope.
 Numeric types (not boolean), the slope in data's type or, as OpenVINO takes it (an f64 model
 converted from PyTorch keeps LeakyReLU's slope in f32), another float type, converted to data's;
-f16 is computed in f32 and rounded once.
+f16 is computed in f32 and rounded once. A zero times a negative slope keeps x's sign, as the spec
+says (x >= 0 gives x); OpenVINO's CPU plugin agrees on AVX-512 hosts and gives slope * x on AVX2 ones.
 """
 from __future__ import annotations
 
