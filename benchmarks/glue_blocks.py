@@ -234,9 +234,9 @@ def export(module, inputs, route: str, directory: Path) -> Path:
     onnx = directory / f"{route}.onnx"
     torch.onnx.export(module, inputs, str(onnx), dynamo=route == "dyn", input_names=names, output_names=["y"],
                       **({} if route == "dyn" else {"opset_version": 20}))  # 20: GridSample of any rank
-    subprocess.run([sys.executable, "-m", "irgrid", "convert", str(onnx), "-o", str(xml)], check=True,
-                   capture_output=True, cwd=directory)  # the installed irgrid, not a clone's source folder
-    return xml
+    from irgrid.openvino.convert import convert  # `irgrid convert`'s function
+
+    return convert(onnx, xml)
 
 
 def plain_openvino(module, inputs, route: str, directory: Path, threads: int):
