@@ -74,6 +74,7 @@ def glue_export(tmp_path_factory):
     exported = {}
     exporter = []  # the process, started by the first export
     home = tmp_path_factory.mktemp("exporter")
+    log = home / "log.txt"
 
     def export(name: str, route: str):
         pytest.importorskip("torch")
@@ -83,14 +84,15 @@ def glue_export(tmp_path_factory):
             if not exporter:
                 # cwd: `python -c` puts the working directory first on sys.path, where a checkout's unbuilt
                 # source folder would shadow the installed irgrid
-                exporter.append(subprocess.Popen([sys.executable, "-c", _EXPORTER, str(benchmarks)], cwd=home,
-                                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                 stderr=open(home / "log.txt", "w"), text=True))
+                with open(log, "w") as stderr:
+                    exporter.append(subprocess.Popen([sys.executable, "-c", _EXPORTER, str(benchmarks)], cwd=home,
+                                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                                     text=True))
             directory = tmp_path_factory.mktemp(f"{name}_{route}")
             exporter[0].stdin.write(f"{name}\t{route}\t{directory}\n")
             exporter[0].stdin.flush()
             answer = exporter[0].stdout.readline().rstrip("\n")
-            assert answer == "ok", f"exporting {name} by {route}: {answer or (home / 'log.txt').read_text()[-3000:]}"
+            assert answer == "ok", f"exporting {name} by {route}: {answer or log.read_text()[-3000:]}"
             module, inputs = glue_blocks.block(name, small=True)
             exported[(name, route)] = module.eval(), inputs, directory / f"{route}.xml"
         return exported[(name, route)]
