@@ -213,6 +213,8 @@ def block(name: str, small: bool):
         size = (16, 20, 24) if small else (80, 96, 112)
         return SpatialTransformer(size), (torch.rand((1, 1, *size), generator=generator),
                                           torch.randn((1, 3, *size), generator=generator) * 3)
+    if name != "stn3d":
+        raise ValueError(f"no block named {name!r}")
     shape = (2, 1, 8, 16, 16) if small else (8, 1, 32, 64, 64)
     theta = torch.eye(3, 4).expand(shape[0], 3, 4) + torch.randn((shape[0], 3, 4), generator=generator) / 10
     return AffineTransformer(), (torch.rand(shape, generator=generator), theta)
