@@ -401,7 +401,13 @@ static int reads_by_loads(const irgrid_grid_sample* p) {
    a point, so only where the call has half a plane's points a thread or more),
    with the interleave policy AUTO (NEVER and ALWAYS keep the gather and the interleaved paths, for
    comparisons). Nearest of one channel reads X's plane by 16-lane gathers or loads (no scratch; 8 lanes,
-   simd_gather_path.h's irgrid_nearest8_f32, where wide_call leaves a call to AVX2); two to four
+   simd_gather_path.h's irgrid_nearest8_f32, where wide_call leaves a call to AVX2); so do two to four
+   channels where wide_call leaves a call to AVX2 and an item has a gather path's block of points or more
+   (IRGRID_SIMD_GROUPS * 8: below it the gather path prefetches a small item's lines, and RAFT-sized
+   items of 64-144 points of two channels took 1.06-1.13x its time by planes). On Zen 1 (AVX2 on 128-bit
+   units, 2 threads, against the gather path) X 1x2x256x256 took 0.83-0.84x the time, 1x3x256x256 and
+   1x4x256x256 0.69-0.74x, 1x3x512x512 0.77-0.90x, 8x2x64x64 0.83-0.85x (benchmarks/README.md, "Zen 1:
+   AVX2 on 128-bit units"). Two to four
    channels, on calls wide_call allows, a scratch of pairs or of 4-channel pixels (each worker's, or on a
    local grid one shared: shared_pixels), within INTERLEAVE_MAX_BYTES, and only where an item has as many
    points as its plane has pixels (measured at 1 and 2 threads; with a scratch a worker, more workers copy
@@ -428,7 +434,8 @@ static int local_grid(irgrid_grid_sample* p);
 static int points_pixel(irgrid_grid_sample* p) {
     const int bilinear = p->mode == IRGRID_MODE_LINEAR && p->dims[1] >= 2
                          && (p->channels >= 2 || p->padding != IRGRID_PAD_REFLECTION);
-    const int pixel = p->channels == 1 && !bilinear ? 1 : (p->channels <= 2 ? 2 : 4);
+    const int planes = p->mode == IRGRID_MODE_NEAREST && !wide_call(p) && p->points >= IRGRID_SIMD_GROUPS * 8;
+    const int pixel = (p->channels == 1 && !bilinear) || planes ? 1 : (p->channels <= 2 ? 2 : 4);
     return p->dtype == IRGRID_F32 && (p->mode == IRGRID_MODE_NEAREST || bilinear) && p->rank == 2
                    && p->channels >= 1 && p->channels <= POINTS_CHANNELS && p->interleave == IRGRID_POLICY_AUTO
                    && (pixel == 2 && p->channels == 1 ? stacked_pixels(p) : p->plane + 1) * pixel * 4

@@ -426,32 +426,41 @@ def _nearest_by_reads(x, grid, padding: str, align: bool) -> dict:
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dims", [(23, 37), (1, 1), (2, 3), (5, 1), (1, 6)], ids=str)
-def test_nearest_of_one_channel_by_8_points_bitwise_as_the_other_paths(dims, align, padding):
+def test_nearest_by_8_points_bitwise_as_the_other_paths(dims, align, padding):
     """Where 512-bit code is not taken (here: the avx512 policy "never", as on a CPU without AVX-512), 2-D
-    nearest of one f32 channel runs 8 points a vector (simd_gather_path.h's irgrid_nearest8_f32), read by
-    gathers or by scalar loads: bitwise the gather path's and 8-channel pixels', at 1, 2 and 3 threads,
-    with special coordinates among the points and coordinates past the edges; the ordinary points against
-    onnxruntime."""
+    nearest of one to four f32 channels runs 8 points a vector over X's planes (simd_gather_path.h's
+    irgrid_nearest8_f32; two to four channels only where an item has a gather path's block of 256
+    points or more, grid_sample.c's points_pixel), read by gathers or by scalar loads: bitwise the gather
+    path's and 8-channel pixels', at 1, 2 and 3 threads, with special coordinates among the points,
+    coordinates past the edges and Inf and NaN in X's fifth channel, which no call reads; the ordinary
+    points against onnxruntime. Items of fewer points take the gather path from two channels on."""
     rng = keyed_rng("nearest-8", dims, align, padding)
-    x = rng.uniform(-1, 1, (2, 1, *dims)).astype(np.float32)
-    grid = dyadic(rng, (2, 29, 31, 2), 1.3)
-    expected = run_ort_grid_sample(x.astype(np.float64), grid, "nearest", padding, align)
+    x = rng.uniform(-1, 1, (2, 5, *dims)).astype(np.float32)
+    x[:, 4] = np.where(rng.random(dims) < 0.5, np.inf, np.nan)
+    grid = dyadic(rng, (2, 29, 31, 2), 1.3)  # 899 points an item
+    expected = run_ort_grid_sample(x[:, :4].astype(np.float64), grid, "nearest", padding, align)
     ordinary = np.ones(grid.shape[:-1], bool)
     ordinary.reshape(-1)[100::97] = False
     grid.reshape(-1, 2)[100::97, rng.integers(0, 2)] = SPECIALS[rng.integers(0, len(SPECIALS))]
     grid = grid.astype(np.float32)
     was = sampling.use_avx512("never"), sampling.use_interleave("auto")
     try:
-        assert sample_plan(x.shape, grid.shape, np.float32, "nearest", padding, align).route(2) == "gather points"
-        points = _nearest_by_reads(x, grid, padding, align)
-        got, gathered = _paths(x, grid, "nearest", padding, align)
+        for channels in (1, 2, 3, 4):
+            sampling.use_interleave("auto")
+            assert sample_plan(x[:, :channels].shape, grid.shape, np.float32, "nearest", padding,
+                               align).route(2) == "gather points"
+            assert sample_plan(x[:, :channels].shape, (2, 15, 17, 2), np.float32, "nearest", padding,
+                               align).route(2) == ("gather points" if channels == 1 else "gather"), channels
+            points = _nearest_by_reads(x[:, :channels], grid, padding, align)
+            got, gathered = _paths(x[:, :channels], grid, "nearest", padding, align)
+            for key, out in points.items():
+                assert out.tobytes() == gathered.tobytes() == got.tobytes(), (channels, key)
+            np.testing.assert_array_equal(np.moveaxis(points[2, "never"], 1, -1)[ordinary],
+                                          np.moveaxis(expected[:, :channels], 1, -1)[ordinary],
+                                          err_msg=f"C={channels}")
     finally:
         sampling.use_avx512(was[0])
         sampling.use_interleave(was[1])
-    for key, out in points.items():
-        assert out.tobytes() == gathered.tobytes() == got.tobytes(), key
-    np.testing.assert_array_equal(np.moveaxis(points[2, "never"], 1, -1)[ordinary],
-                                  np.moveaxis(expected, 1, -1)[ordinary])
 
 
 @pytest.mark.parametrize("padding", PADDINGS)
